@@ -1,0 +1,61 @@
+"""Settings, read once at the entry point (the CLI) and passed down as constructor arguments.
+
+Every field can be set with an environment variable `SKILLBANK_<FIELD>` (for example `SKILLBANK_HOME`).
+Library code never reads the environment itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from platformdirs import user_data_dir
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_home() -> Path:
+    return Path(user_data_dir("skillbank", appauthor=False))
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SKILLBANK_", extra="ignore")
+
+    home: Path = Field(default_factory=default_home)
+    """Data dir: `trajectories.db`, `catalog.db`, `chroma/`."""
+    chroma_url: str | None = None
+    """`http://host:8000` to use a Chroma server (`chroma run --path DIR`) instead of the embedded store."""
+    token: SecretStr | None = None
+    """Bearer token required by the HTTP transport when it binds anything but loopback."""
+    workspace: Path | None = None
+    """The repository the tools act on; defaults to the current directory when the server starts."""
+    starter_skills: bool = True
+    """Load the bundled starter pack into an empty store on first start."""
+    embedder: str = "minilm"
+    """`minilm` (packaged all-MiniLM-L6-v2), `sentence-transformers:<name or path>`, or `hash` (tests only)."""
+    test_python: str | None = None
+    """Interpreter for the default test command when the workspace has no `.venv`."""
+    sandbox: Literal["auto", "local", "docker"] = "auto"
+    """Default sandbox backend for `run_tests`."""
+    docker_image: str = "skillbank-sandbox:latest"
+    """Image used by the Docker sandbox; build it with `skillbank sandbox build-image`."""
+    reward_weights: dict[str, float] = Field(default_factory=lambda: {"syntax": 0.2, "runtime": 0.2, "pass_rate": 0.6})
+    """Weights of the `run_tests` reward components; they are normalised to sum to 1."""
+    redact_patterns: list[str] = Field(default_factory=list)
+    """Extra regular expressions whose matches are redacted before anything is stored."""
+    distill_on_close: bool = False
+    """Run the heuristic distiller in the background whenever a trajectory closes."""
+    prune_unused_days: int = Field(default=90, ge=1)
+    """`skills prune` removes skills under 0.5 confidence not used for this many days."""
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+
+    @field_validator("reward_weights")
+    @classmethod
+    def _check_weights(cls, value: dict[str, float]) -> dict[str, float]:
+        allowed = {"syntax", "runtime", "pass_rate"}
+        unknown = set(value) - allowed
+        if unknown:
+            raise ValueError(f"unknown reward components {sorted(unknown)}; use {sorted(allowed)}")
+        if any(w < 0 for w in value.values()) or sum(value.values()) <= 0:
+            raise ValueError("reward weights must be non-negative and not all zero")
+        return value

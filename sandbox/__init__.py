@@ -1,0 +1,1 @@
+"""Workspace execution: sandboxes, the patch engine, the test runner and its reward."""

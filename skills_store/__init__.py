@@ -1,0 +1,1 @@
+"""Skill and trajectory storage: models, stores, search, distillation, redaction, import/export."""
