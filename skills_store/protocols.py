@@ -1,0 +1,108 @@
+"""The boundaries of the storage layer, one small Protocol each. One file per implementation.
+
+All methods are blocking; async callers run them through `anyio.to_thread.run_sync`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from skills_store.models import Outcome, Skill, Step, Trajectory, TrajectoryStatus
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an array of shape (len(texts), dim), float32, each row of unit length."""
+        ...
+
+
+@runtime_checkable
+class SkillStore(Protocol):
+    """The system of record for skills and their vectors (Chroma)."""
+
+    def upsert(self, skills: Sequence[Skill], embeddings: np.ndarray) -> None: ...
+
+    def delete(self, skill_ids: Sequence[str]) -> None: ...
+
+    def get(self, skill_ids: Sequence[str]) -> list[Skill]:
+        """The skills that exist among `skill_ids`, in the given order."""
+        ...
+
+    def iter_all(self, batch_size: int = 1000) -> list[tuple[Skill, np.ndarray]]:
+        """Every skill with its stored vector (used to rebuild derived indexes)."""
+        ...
+
+    def query(self, embedding: np.ndarray, n: int, where: dict | None = None) -> list[tuple[str, float]]:
+        """The `n` nearest skill ids with their cosine similarity, best first."""
+        ...
+
+    def count(self) -> int: ...
+
+
+@runtime_checkable
+class TrajectoryStore(Protocol):
+    """Durable storage of trajectories and their steps. A step acknowledged by `append` survives a crash."""
+
+    def create(
+        self,
+        *,
+        trajectory_id: str | None = None,
+        task: str | None = None,
+        source: str | None = None,
+        workspace: str | None = None,
+        repo: str | None = None,
+    ) -> Trajectory: ...
+
+    def append(self, trajectory_id: str, steps: Sequence[Step]) -> int:
+        """Append steps (already redacted) and return the trajectory's total step count.
+
+        Raises `NotFound` for an unknown id and `InvalidInput` when the trajectory is closed.
+        """
+        ...
+
+    def update(
+        self,
+        trajectory_id: str,
+        *,
+        task: str | None = None,
+        outcome: Outcome | None = None,
+        reward: float | None = None,
+    ) -> Trajectory: ...
+
+    def close(self, trajectory_id: str, outcome: Outcome | None = None) -> Trajectory: ...
+
+    def link_skills(self, trajectory_id: str, skill_ids: Sequence[str]) -> None:
+        """Remember that these skills were shown in the trajectory (for confidence updates on close)."""
+        ...
+
+    def get(self, trajectory_id: str, *, with_steps: bool = True) -> Trajectory: ...
+
+    def list(
+        self,
+        *,
+        status: TrajectoryStatus | None = None,
+        since: datetime | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Trajectory]:
+        """Trajectories without their steps, newest first."""
+        ...
+
+
+@runtime_checkable
+class Distiller(Protocol):
+    """Turns closed trajectories into skill drafts (new `Skill` objects, not yet merged or stored)."""
+
+    name: str
+
+    def distill(self, trajectories: Sequence[Trajectory]) -> list[Skill]: ...
