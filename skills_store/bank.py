@@ -1,0 +1,303 @@
+"""`SkillBank`: the skill store as the tools see it. Hybrid search, upserts, counters, import/export.
+
+Writes go to Chroma (the record) and then to the catalog (one transaction). Reads hydrate skills from the
+catalog, so a search during an import sees each skill whole, old or new.
+"""
+
+from __future__ import annotations
+
+import difflib
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from skills_store.catalog import Catalog, Filters
+from skills_store.chroma_store import ChromaSkillStore
+from skills_store.errors import ConfigError, InvalidInput, NotFound
+from skills_store.fusion import FusionConfig, fuse
+from skills_store.models import Skill, utcnow
+from skills_store.protocols import Embedder
+from skills_store.query import analyze
+
+SearchMode = Literal["hybrid", "vector", "keyword"]
+
+
+@dataclass
+class ScoredSkill:
+    skill: Skill
+    score: float
+    """Hybrid: fused score in [0, 1] (1 = ranked first by both sides). Vector: cosine. Keyword: BM25."""
+    ranks: dict[str, int] = field(default_factory=dict)
+    """1-based rank of the skill on each side that found it."""
+
+
+@dataclass
+class BankConfig:
+    exact_limit: int = 4096
+    """Filtered searches that leave at most this many candidates score them exactly (no ANN)."""
+    pool: int = 25
+    """How many hits each side contributes before fusion (at least 4 x k)."""
+    fusion: FusionConfig = field(default_factory=FusionConfig)
+    flush_every: int = 256
+    """Use counters are written back to Chroma once this many skills have changed (and on close)."""
+
+
+class SkillBank:
+    def __init__(
+        self, store: ChromaSkillStore, catalog: Catalog, embedder: Embedder, config: BankConfig | None = None
+    ) -> None:
+        self.store = store
+        self.catalog = catalog
+        self.embedder = embedder
+        self.config = config or BankConfig()
+        self._write_lock = threading.Lock()
+        self._dirty: set[str] = set()
+        self._known: tuple[str | None, dict[str, list[str]]] = (None, {})
+
+    @classmethod
+    def open(
+        cls, home: Path, embedder: Embedder, *, chroma_url: str | None = None, config: BankConfig | None = None
+    ) -> SkillBank:
+        """Open (creating if needed) the bank under `home`; a `ConfigError` names the path when it cannot."""
+        check_data_dir(home)
+        catalog = Catalog(home / "catalog.db")
+        store = ChromaSkillStore(path=None if chroma_url else home / "chroma", url=chroma_url, embedder=embedder.name)
+        bank = cls(store, catalog, embedder, config)
+        bank._check_embedder()
+        bank.sync()
+        return bank
+
+    def close(self) -> None:
+        self.flush()
+        self.catalog.close()
+
+    # -- consistency between the record (Chroma) and the catalog --------------------------------------------
+    def _check_embedder(self) -> None:
+        ident = f"{self.embedder.name}:{self.embedder.dim}"
+        stored = self.catalog.get_meta("embedder")
+        if stored is None or self.catalog.count() == 0:
+            self.catalog.set_meta("embedder", ident)
+        elif stored != ident:
+            raise ConfigError(
+                f"the skills in {self.catalog.path.parent} were embedded with {stored}, not {ident}: "
+                "run `skillbank skills reindex --reembed` or use the embedder they were built with"
+            )
+
+    def sync(self) -> int:
+        """Bring the catalog in line with Chroma (after a crash or another writer); returns skills re-read."""
+        if self.store.count() == self.catalog.count():
+            return 0
+        return self.rebuild_catalog()
+
+    def rebuild_catalog(self) -> int:
+        with self._write_lock:
+            records = self.store.iter_all()
+            stale = set(self.catalog.iter_ids()) - {s.skill_id for s, _ in records}
+            self.catalog.delete(sorted(stale))
+            if records:
+                self.catalog.upsert([s for s, _ in records], np.stack([v for _, v in records]))
+            return len(records)
+
+    def flush(self) -> None:
+        """Write use counters that changed since the last flush back to Chroma."""
+        with self._write_lock:
+            dirty, self._dirty = sorted(self._dirty), set()
+        if dirty:
+            self.store.update_metadata(self.catalog.get(dirty))
+
+    # -- writes -------------------------------------------------------------------------------------------
+    def upsert(self, skills: Sequence[Skill]) -> None:
+        if not skills:
+            return
+        ids = [s.skill_id for s in skills]
+        if len(set(ids)) != len(ids):
+            dupes = sorted({i for i in ids if ids.count(i) > 1})
+            raise InvalidInput(f"duplicate skill ids in one upsert: {', '.join(dupes)}")
+        vectors = self.embedder.embed([s.document() for s in skills])
+        with self._write_lock:
+            self.store.upsert(skills, vectors)
+            self.catalog.upsert(skills, vectors)
+
+    def update(self, skills: Sequence[Skill]) -> None:
+        """Rewrite existing skills; re-embed only those whose searchable text changed."""
+        current = {s.skill_id: s for s in self.catalog.get([s.skill_id for s in skills])}
+        missing = [s.skill_id for s in skills if s.skill_id not in current]
+        if missing:
+            raise NotFound(f"no such skill(s): {', '.join(missing)}")
+        changed_text = [s for s in skills if s.document() != current[s.skill_id].document()]
+        same_text = [s for s in skills if s.document() == current[s.skill_id].document()]
+        for s in skills:
+            s.updated_at = utcnow()
+        if changed_text:
+            self.upsert(changed_text)
+        if same_text:
+            with self._write_lock:
+                self.store.update_metadata(same_text)
+                self.catalog.upsert(same_text, None)
+
+    def delete(self, skill_ids: Sequence[str]) -> int:
+        with self._write_lock:
+            self.store.delete(skill_ids)
+            self._dirty.difference_update(skill_ids)
+            return self.catalog.delete(skill_ids)
+
+    def record_outcome(self, skill_ids: Sequence[str], success: bool) -> list[Skill]:
+        """A trajectory that was shown these skills ended in success or failure: move their confidence."""
+        skills = self.catalog.get(list(dict.fromkeys(skill_ids)))
+        for skill in skills:
+            if success:
+                skill.successes += 1
+            else:
+                skill.failures += 1
+            skill.recompute_confidence()
+        if skills:
+            self.update(skills)
+        return skills
+
+    # -- reads --------------------------------------------------------------------------------------------
+    def count(self) -> int:
+        return self.catalog.count()
+
+    def get(self, skill_id: str) -> Skill:
+        found = self.catalog.get([skill_id])
+        if not found:
+            raise NotFound(f"no skill with id {skill_id!r}; `skillbank skills list` shows the ids")
+        return found[0]
+
+    def list(self, filters: Filters = Filters(), *, limit: int = 100, offset: int = 0) -> list[Skill]:
+        return self.catalog.list(filters, limit=limit, offset=offset)
+
+    def known_values(self) -> dict[str, list[str]]:
+        generation = self.catalog.get_meta("generation")
+        if self._known[0] != generation or not self._known[1]:
+            self._known = (generation, self.catalog.known_values())
+        return self._known[1]
+
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        language: str | None = None,
+        repo: str | None = None,
+        tags: Sequence[str] | None = None,
+        min_confidence: float = 0.0,
+        mode: SearchMode = "hybrid",
+        count_use: bool = True,
+    ) -> list[ScoredSkill]:
+        total = self.catalog.count()
+        if total == 0:
+            return []
+        filters = self._filters(language, repo, tags, min_confidence)
+        parts = analyze(query)
+        pool = max(self.config.pool, 4 * k)
+        vec: list[tuple[str, float]] = []
+        kw: list[tuple[str, float]] = []
+        if mode in ("hybrid", "vector"):
+            vec = self._vector_hits(self.embedder.embed([parts.embed_text])[0], pool, filters, total)
+        if mode in ("hybrid", "keyword"):
+            kw = self.catalog.keyword(parts.keywords, pool, filters)
+        ranked = fuse(vec, kw, mode, self.config.fusion)
+        skills = {s.skill_id: s for s in self.catalog.get([sid for sid, _, _ in ranked[: k * 2]])}
+        out: list[ScoredSkill] = []
+        for sid, score, ranks in ranked:
+            if sid in skills:
+                out.append(ScoredSkill(skills[sid], score, ranks))
+            if len(out) == k:
+                break
+        out = self.config.fusion.rerank_by_confidence(out) if mode == "hybrid" else out
+        if count_use and out:
+            self._count_uses([s.skill.skill_id for s in out])
+            for s in out:
+                s.skill.uses += 1
+        return out
+
+    def _count_uses(self, ids: list[str]) -> None:
+        self.catalog.record_uses(ids)
+        with self._write_lock:
+            self._dirty.update(ids)
+            should_flush = len(self._dirty) >= self.config.flush_every
+        if should_flush:
+            self.flush()
+
+    def _filters(
+        self, language: str | None, repo: str | None, tags: Sequence[str] | None, min_confidence: float
+    ) -> Filters:
+        known = self.known_values()
+        language = language.strip().lower() if language else None
+        norm_tags = tuple(dict.fromkeys(t.strip().lower() for t in tags or () if t.strip()))
+        problems = []
+        if language and language not in known["language"]:
+            problems.append(_unknown("language", language, known["language"]))
+        if repo and repo not in known["repo"]:
+            problems.append(_unknown("repo", repo, known["repo"]))
+        for tag in norm_tags:
+            if tag not in known["tags"]:
+                problems.append(_unknown("tag", tag, known["tags"]))
+        if problems:
+            raise InvalidInput("; ".join(problems) + ". Fix or omit these filters to search every skill.")
+        return Filters(language, repo, norm_tags, min_confidence)
+
+    def _vector_hits(self, qv: np.ndarray, n: int, filters: Filters, total: int) -> list[tuple[str, float]]:
+        if not filters.active:
+            return self.store.query(qv, min(n, total))
+        candidates = self.catalog.candidates(filters, self.config.exact_limit)
+        if candidates is not None:
+            # Selective filter: score every candidate exactly (faster than Chroma's `where`, and exact).
+            ids, matrix = self.catalog.vectors(candidates)
+            if not ids:
+                return []
+            sims = matrix @ qv.astype(np.float32)
+            top = np.argsort(-sims)[:n]
+            return [(ids[i], float(sims[i])) for i in top]
+        # Unselective filter: over-fetch from the ANN index and keep the matches.
+        matched = self.catalog.count_matching(filters)
+        want = min(total, int(n * total / max(matched, 1) * 1.5) + n)
+        hits = self.store.query(qv, want)
+        allowed = self.catalog.filter_ids([sid for sid, _ in hits], filters)
+        kept = [(sid, sim) for sid, sim in hits if sid in allowed][:n]
+        if len(kept) < min(n, matched) and want < total:
+            kept = self.store.query(qv, min(n, matched), where=chroma_where(filters))
+        return kept
+
+
+def _unknown(kind: str, value: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(value, known, n=3, cutoff=0.6)
+    if close:
+        return f"unknown {kind} {value!r} (did you mean {', '.join(map(repr, close))}?)"
+    listed = ", ".join(known[:12]) + (" ..." if len(known) > 12 else "")
+    return f"unknown {kind} {value!r} (known: {listed or 'none'})"
+
+
+def chroma_where(filters: Filters) -> dict | None:
+    clauses: list[dict] = []
+    if filters.language:
+        clauses.append({"language": filters.language})
+    if filters.repo:
+        clauses.append({"repo": filters.repo})
+    if filters.min_confidence > 0:
+        clauses.append({"confidence": {"$gte": filters.min_confidence}})
+    clauses.extend({f"tag:{t}": True} for t in filters.tags)
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def check_data_dir(home: Path) -> None:
+    """Fail early, naming the path, when the data dir cannot hold the stores."""
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the data dir {home}: {exc.strerror}; set SKILLBANK_HOME") from exc
+    if not home.is_dir():
+        raise ConfigError(f"the data dir {home} is not a directory; set SKILLBANK_HOME to a directory")
+    probe = home / ".write-probe"
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(f"the data dir {home} is not writable: {exc.strerror}; fix its permissions") from exc

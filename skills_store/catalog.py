@@ -1,0 +1,329 @@
+"""The catalog: a SQLite sidecar of the skill store (`catalog.db` under the data dir).
+
+It holds, for every skill, its JSON, its filter fields, its vector, and an FTS5 keyword index. Chroma stays the
+system of record (the catalog can be rebuilt from it); the catalog makes three things fast that Chroma is slow
+at or cannot do: BM25 keyword search, selective filters (Chroma's `where` costs ~60 ms at 100k skills), and
+reads that need no model at all (the Claude Code hook's `quick_search`).
+
+Each write is one transaction, so a reader sees a skill either as it was or as it is, never half-written.
+This module imports no heavy library (numpy only inside the vector methods).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from skills_store.errors import ConfigError
+from skills_store.models import Skill
+from skills_store.query import analyze, fts_match_expression
+
+if TYPE_CHECKING:
+    import numpy as np
+
+SCHEMA_VERSION = "1"
+# BM25 column weights: the pattern (what the agent sees) counts most, the strategy least.
+BM25_WEIGHTS = (2.0, 4.0, 0.5, 1.5)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS skills (
+    rid INTEGER PRIMARY KEY,
+    skill_id TEXT NOT NULL UNIQUE,
+    data TEXT NOT NULL,
+    language TEXT,
+    repo TEXT,
+    confidence REAL NOT NULL,
+    uses INTEGER NOT NULL DEFAULT 0,
+    last_used_at TEXT,
+    updated_at TEXT NOT NULL,
+    embedding BLOB
+);
+CREATE INDEX IF NOT EXISTS skills_language ON skills(language);
+CREATE INDEX IF NOT EXISTS skills_repo ON skills(repo);
+CREATE TABLE IF NOT EXISTS skill_tags (tag TEXT NOT NULL, rid INTEGER NOT NULL, PRIMARY KEY (tag, rid)) WITHOUT ROWID;
+CREATE VIRTUAL TABLE IF NOT EXISTS skills_fts USING fts5(
+    title, pattern, strategy, tags, tokenize = "porter unicode61 tokenchars '_'"
+);
+"""
+
+
+@dataclass(frozen=True)
+class Filters:
+    language: str | None = None
+    repo: str | None = None
+    tags: tuple[str, ...] = ()
+    """Every tag must be present."""
+    min_confidence: float = 0.0
+
+    @property
+    def active(self) -> bool:
+        return bool(self.language or self.repo or self.tags or self.min_confidence > 0)
+
+    def sql(self, alias: str = "s") -> tuple[str, list[object]]:
+        clauses: list[str] = []
+        params: list[object] = []
+        if self.language:
+            clauses.append(f"{alias}.language = ?")
+            params.append(self.language)
+        if self.repo:
+            clauses.append(f"{alias}.repo = ?")
+            params.append(self.repo)
+        if self.min_confidence > 0:
+            clauses.append(f"{alias}.confidence >= ?")
+            params.append(self.min_confidence)
+        if self.tags:
+            marks = ",".join("?" * len(self.tags))
+            clauses.append(
+                f"{alias}.rid IN (SELECT rid FROM skill_tags WHERE tag IN ({marks}) GROUP BY rid HAVING COUNT(*) = ?)"
+            )
+            params.extend([*self.tags, len(self.tags)])
+        return (" AND ".join(clauses) or "1"), params
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class Catalog:
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self.path = path
+        try:
+            if readonly:
+                self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, timeout=5)
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30, isolation_level=None)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(_SCHEMA)
+                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            version = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        except sqlite3.Error as exc:
+            raise ConfigError(
+                f"the skill catalog {path} is unreadable or corrupt ({exc}); move it away and run "
+                "`skillbank skills reindex` to rebuild it from the Chroma store"
+            ) from exc
+        if version is None or version[0] != SCHEMA_VERSION:
+            raise ConfigError(f"the skill catalog {path} has schema {version!r}, expected {SCHEMA_VERSION}")
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- meta ---------------------------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- writes -------------------------------------------------------------------------------------------
+    def _bump_generation(self) -> None:
+        """Every write transaction changes the generation, so other readers know their caches are stale."""
+        self._db.execute(
+            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+        )
+
+    def upsert(self, skills: Sequence[Skill], embeddings: np.ndarray | None) -> None:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                for i, skill in enumerate(skills):
+                    blob = None if embeddings is None else embeddings[i].astype("<f4").tobytes()
+                    row = self._db.execute("SELECT rid FROM skills WHERE skill_id = ?", (skill.skill_id,)).fetchone()
+                    values = (
+                        skill.model_dump_json(),
+                        skill.language,
+                        skill.repo,
+                        skill.confidence,
+                        skill.uses,
+                        skill.updated_at.isoformat(),
+                    )
+                    if row:
+                        rid = row[0]
+                        self._db.execute(
+                            "UPDATE skills SET data=?, language=?, repo=?, confidence=?, uses=?, updated_at=?,"
+                            " embedding=COALESCE(?, embedding) WHERE rid=?",
+                            (*values, blob, rid),
+                        )
+                        self._db.execute("DELETE FROM skill_tags WHERE rid = ?", (rid,))
+                        self._db.execute("DELETE FROM skills_fts WHERE rowid = ?", (rid,))
+                    else:
+                        cur = self._db.execute(
+                            "INSERT INTO skills (skill_id, data, language, repo, confidence, uses, updated_at,"
+                            " embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                            (skill.skill_id, *values, blob),
+                        )
+                        rid = cur.lastrowid
+                    self._db.executemany("INSERT INTO skill_tags VALUES (?, ?)", [(t, rid) for t in skill.tags])
+                    self._db.execute(
+                        "INSERT INTO skills_fts (rowid, title, pattern, strategy, tags) VALUES (?, ?, ?, ?, ?)",
+                        (rid, skill.title, skill.pattern, skill.strategy, " ".join(skill.tags)),
+                    )
+                self._bump_generation()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def delete(self, skill_ids: Sequence[str]) -> int:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                removed = 0
+                for sid in skill_ids:
+                    row = self._db.execute("SELECT rid FROM skills WHERE skill_id = ?", (sid,)).fetchone()
+                    if row:
+                        self._db.execute("DELETE FROM skill_tags WHERE rid = ?", row)
+                        self._db.execute("DELETE FROM skills_fts WHERE rowid = ?", row)
+                        self._db.execute("DELETE FROM skills WHERE rid = ?", row)
+                        removed += 1
+                self._bump_generation()
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return removed
+
+    def record_uses(self, skill_ids: Sequence[str]) -> None:
+        """Count one use of each skill (it was returned to an agent)."""
+        now = _now()
+        with self._lock:
+            self._db.executemany(
+                "UPDATE skills SET uses = uses + 1, last_used_at = ?,"
+                " data = json_set(data, '$.uses', uses + 1) WHERE skill_id = ?",
+                [(now, sid) for sid in skill_ids],
+            )
+
+    # -- reads --------------------------------------------------------------------------------------------
+    def count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM skills").fetchone()[0])
+
+    def get(self, skill_ids: Sequence[str]) -> list[Skill]:
+        if not skill_ids:
+            return []
+        with self._lock:
+            rows = dict(
+                self._db.execute(
+                    f"SELECT skill_id, data FROM skills WHERE skill_id IN ({','.join('?' * len(skill_ids))})",
+                    list(skill_ids),
+                ).fetchall()
+            )
+        return [Skill.model_validate_json(rows[s]) for s in skill_ids if s in rows]
+
+    def last_used(self, skill_id: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT last_used_at FROM skills WHERE skill_id = ?", (skill_id,)).fetchone()
+        return row[0] if row else None
+
+    def list(self, filters: Filters = Filters(), *, limit: int = 100, offset: int = 0) -> list[Skill]:
+        where, params = filters.sql()
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT data FROM skills s WHERE {where} ORDER BY s.confidence DESC, s.skill_id LIMIT ? OFFSET ?",
+                [*params, limit, offset],
+            ).fetchall()
+        return [Skill.model_validate_json(r[0]) for r in rows]
+
+    def iter_ids(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT skill_id FROM skills ORDER BY rid")]
+
+    def known_values(self) -> dict[str, list[str]]:
+        with self._lock:
+            langs = [r[0] for r in self._db.execute("SELECT DISTINCT language FROM skills WHERE language IS NOT NULL")]
+            repos = [r[0] for r in self._db.execute("SELECT DISTINCT repo FROM skills WHERE repo IS NOT NULL")]
+            tags = [r[0] for r in self._db.execute("SELECT DISTINCT tag FROM skill_tags")]
+        return {"language": sorted(langs), "repo": sorted(repos), "tags": sorted(tags)}
+
+    def keyword(self, keywords: list[str], n: int, filters: Filters = Filters()) -> list[tuple[str, float]]:
+        """BM25 over title/pattern/strategy/tags; best first, scores made positive (higher is better)."""
+        match = fts_match_expression(keywords)
+        if match is None or n <= 0:
+            return []
+        where, params = filters.sql()
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT s.skill_id, bm25(skills_fts, {weights}) AS score FROM skills_fts"
+                f" JOIN skills s ON s.rid = skills_fts.rowid WHERE skills_fts MATCH ? AND {where}"
+                " ORDER BY score LIMIT ?",
+                [match, *params, n],
+            ).fetchall()
+        return [(sid, -float(score)) for sid, score in rows]
+
+    def candidates(self, filters: Filters, limit: int) -> list[str] | None:
+        """Ids matching `filters`, or None when more than `limit` match (too unselective to enumerate)."""
+        where, params = filters.sql()
+        with self._lock:
+            rows = self._db.execute(f"SELECT skill_id FROM skills s WHERE {where} LIMIT ?", [*params, limit + 1])
+            ids = [r[0] for r in rows]
+        return None if len(ids) > limit else ids
+
+    def count_matching(self, filters: Filters) -> int:
+        where, params = filters.sql()
+        with self._lock:
+            return int(self._db.execute(f"SELECT COUNT(*) FROM skills s WHERE {where}", params).fetchone()[0])
+
+    def filter_ids(self, skill_ids: Sequence[str], filters: Filters) -> set[str]:
+        """The subset of `skill_ids` that matches `filters`."""
+        if not skill_ids:
+            return set()
+        where, params = filters.sql()
+        out: set[str] = set()
+        with self._lock:
+            for start in range(0, len(skill_ids), 900):
+                part = list(skill_ids[start : start + 900])
+                rows = self._db.execute(
+                    f"SELECT skill_id FROM skills s WHERE skill_id IN ({','.join('?' * len(part))}) AND {where}",
+                    [*part, *params],
+                )
+                out.update(r[0] for r in rows)
+        return out
+
+    def vectors(self, skill_ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
+        """The stored vectors of these skills (those that have one), as a float32 matrix."""
+        import numpy as np
+
+        out_ids: list[str] = []
+        blobs: list[bytes] = []
+        with self._lock:
+            for start in range(0, len(skill_ids), 900):
+                part = skill_ids[start : start + 900]
+                for sid, blob in self._db.execute(
+                    f"SELECT skill_id, embedding FROM skills WHERE skill_id IN ({','.join('?' * len(part))})"
+                    " AND embedding IS NOT NULL",
+                    list(part),
+                ):
+                    out_ids.append(sid)
+                    blobs.append(blob)
+        if not blobs:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return out_ids, np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+
+
+def quick_search(home: Path, query: str, k: int = 3, *, filters: Filters = Filters()) -> list[Skill]:
+    """Keyword-only search of the catalog under `home`, importing no model and no Chroma (for hooks).
+
+    Returns [] when there is no catalog yet. Does not count uses.
+    """
+    path = home / "catalog.db"
+    if not path.is_file():
+        return []
+    catalog = Catalog(path, readonly=True)
+    try:
+        hits = catalog.keyword(analyze(query).keywords, k, filters)
+        return catalog.get([sid for sid, _ in hits])
+    finally:
+        catalog.close()

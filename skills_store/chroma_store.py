@@ -1,0 +1,167 @@
+"""`ChromaSkillStore`: the system of record for skills and their vectors.
+
+Embedded (`PersistentClient` under the data dir) by default; `url=http://host:8000` uses a Chroma server through
+`HttpClient` with the same code. Every record carries the whole skill as JSON in its metadata, so the catalog
+(keyword index, filters) can always be rebuilt from Chroma alone.
+
+Chroma never embeds anything here: vectors are always computed by our embedder and passed in. The collection is
+bound to `SkillbankEmbeddingFunction`, registered with Chroma, so Chroma's default embedding function (which
+downloads a model) is never instantiated.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import numpy as np
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from chromadb.utils.embedding_functions import register_embedding_function
+
+from skills_store.errors import ConfigError, SkillStoreError
+from skills_store.models import Skill
+
+COLLECTION = "skillbank-skills"
+
+
+@register_embedding_function
+class SkillbankEmbeddingFunction(EmbeddingFunction[Documents]):
+    """Marks the collection as embedded by skillbank. Calling it is a bug: vectors are always precomputed."""
+
+    def __init__(self, embedder: str = "skillbank") -> None:
+        self.embedder = embedder
+
+    def __call__(self, input: Documents) -> Embeddings:
+        raise SkillStoreError("skillbank passes precomputed embeddings; Chroma must not embed documents itself")
+
+    @staticmethod
+    def name() -> str:
+        return "skillbank"
+
+    def get_config(self) -> dict[str, Any]:
+        return {"embedder": self.embedder}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> SkillbankEmbeddingFunction:
+        return SkillbankEmbeddingFunction(str(config.get("embedder", "skillbank")))
+
+    def is_legacy(self) -> bool:
+        return False
+
+
+def skill_metadata(skill: Skill) -> dict[str, Any]:
+    """Chroma metadata: the whole skill as JSON plus flat fields for Chroma-side `where` filters."""
+    meta: dict[str, Any] = {
+        "skill": skill.model_dump_json(),
+        "confidence": float(skill.confidence),
+        "updated_ts": skill.updated_at.timestamp(),
+        "language": skill.language or "",
+        "repo": skill.repo or "",
+    }
+    for tag in skill.tags:
+        meta[f"tag:{tag}"] = True
+    return meta
+
+
+class ChromaSkillStore:
+    def __init__(
+        self, *, path: Path | None = None, url: str | None = None, collection: str = COLLECTION, embedder: str = ""
+    ) -> None:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        if (path is None) == (url is None):
+            raise ConfigError("ChromaSkillStore needs exactly one of a data path or a server url")
+        chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+        where = str(path) if path is not None else str(url)
+        try:
+            if url is not None:
+                parsed = urlparse(url)
+                if parsed.scheme not in ("http", "https") or not parsed.hostname:
+                    raise ConfigError(f"SKILLBANK_CHROMA_URL={url!r} is not an http(s) URL like http://host:8000")
+                self._client = chromadb.HttpClient(
+                    host=parsed.hostname,
+                    port=parsed.port or (443 if parsed.scheme == "https" else 80),
+                    ssl=parsed.scheme == "https",
+                    settings=chroma_settings,
+                )
+            else:
+                assert path is not None
+                path.mkdir(parents=True, exist_ok=True)
+                self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+            self._col = self._client.get_or_create_collection(
+                collection,
+                embedding_function=SkillbankEmbeddingFunction(embedder or "skillbank"),  # type: ignore[arg-type]
+                metadata={"hnsw:space": "cosine"},
+            )
+        except ConfigError:
+            raise
+        except Exception as exc:
+            raise ConfigError(f"cannot open the Chroma skill store at {where}: {exc}") from exc
+        self.location = where
+
+    def upsert(self, skills: Sequence[Skill], embeddings: np.ndarray) -> None:
+        if not skills:
+            return
+        batch = 1000
+        for start in range(0, len(skills), batch):
+            part = skills[start : start + batch]
+            self._col.upsert(
+                ids=[s.skill_id for s in part],
+                embeddings=np.asarray(embeddings[start : start + batch], dtype=np.float32),
+                documents=[s.document() for s in part],
+                metadatas=[skill_metadata(s) for s in part],
+            )
+
+    def update_metadata(self, skills: Sequence[Skill]) -> None:
+        """Rewrite the stored JSON (counters, confidence) of existing skills without touching their vectors."""
+        if skills:
+            self._col.update(ids=[s.skill_id for s in skills], metadatas=[skill_metadata(s) for s in skills])
+
+    def delete(self, skill_ids: Sequence[str]) -> None:
+        if skill_ids:
+            self._col.delete(ids=list(skill_ids))
+
+    def get(self, skill_ids: Sequence[str]) -> list[Skill]:
+        if not skill_ids:
+            return []
+        res = self._col.get(ids=list(skill_ids), include=["metadatas"])
+        found = {i: Skill.model_validate_json(m["skill"]) for i, m in zip(res["ids"], res["metadatas"] or [])}
+        return [found[i] for i in skill_ids if i in found]
+
+    def iter_all(self, batch_size: int = 1000) -> list[tuple[Skill, np.ndarray]]:
+        out: list[tuple[Skill, np.ndarray]] = []
+        offset = 0
+        while True:
+            res = self._col.get(include=["metadatas", "embeddings"], limit=batch_size, offset=offset)
+            ids = res["ids"]
+            if not ids:
+                break
+            embs = res["embeddings"]
+            for meta, emb in zip(res["metadatas"] or [], embs if embs is not None else []):
+                out.append((Skill.model_validate_json(str(meta["skill"])), np.asarray(emb, dtype=np.float32)))
+            offset += len(ids)
+        return out
+
+    def query(self, embedding: np.ndarray, n: int, where: dict | None = None) -> list[tuple[str, float]]:
+        """The `n` nearest ids with their cosine similarity; the caller keeps `n` within `count()`."""
+        if n <= 0:
+            return []
+        res = self._col.query(
+            query_embeddings=np.asarray(embedding, dtype=np.float32).reshape(1, -1),
+            n_results=n,
+            where=where,
+            include=["distances"],
+        )
+        ids = res["ids"][0]
+        dists = (res["distances"] or [[]])[0]
+        return [(i, 1.0 - float(d)) for i, d in zip(ids, dists)]
+
+    def count(self) -> int:
+        return int(self._col.count())
+
+    def info(self) -> dict[str, Any]:
+        return {"location": self.location, "count": self.count(), "metadata": json.dumps(self._col.metadata)}

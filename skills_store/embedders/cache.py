@@ -1,0 +1,53 @@
+"""An LRU cache of embeddings in front of any embedder: agents repeat the same error text often."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from skills_store.protocols import Embedder
+
+
+class CachedEmbedder:
+    """Caches single-text embeddings (queries); batches of documents pass through and fill the cache."""
+
+    def __init__(self, inner: Embedder, maxsize: int = 2048) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self._maxsize = maxsize
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out: list[np.ndarray | None] = []
+        missing: list[int] = []
+        with self._lock:
+            for i, text in enumerate(texts):
+                vec = self._cache.get(text)
+                if vec is None:
+                    missing.append(i)
+                    out.append(None)
+                else:
+                    self._cache.move_to_end(text)
+                    out.append(vec)
+            self.hits += len(texts) - len(missing)
+            self.misses += len(missing)
+        if missing:
+            fresh = self.inner.embed([texts[i] for i in missing])
+            with self._lock:
+                for row, i in enumerate(missing):
+                    vec = fresh[row]
+                    vec.setflags(write=False)
+                    out[i] = vec
+                    self._cache[texts[i]] = vec
+                    if len(self._cache) > self._maxsize:
+                        self._cache.popitem(last=False)
+        if not out:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack(out).astype(np.float32, copy=False)  # type: ignore[arg-type]

@@ -1,0 +1,56 @@
+"""Fusing the vector and keyword rankings (reciprocal rank fusion), and a gentle confidence prior.
+
+RRF (Cormack et al. 2009) adds `w / (k + rank)` from each ranking a document appears in. It needs no score
+calibration between cosine similarity and BM25, which live on unrelated scales, and rewards documents that
+both sides find. Scores are normalised so that 1.0 means "ranked first by every side".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from skills_store.bank import ScoredSkill
+
+Ranked = list[tuple[str, float, dict[str, int]]]
+
+
+@dataclass
+class FusionConfig:
+    rrf_k: int = 60
+    """The RRF constant: larger flattens the difference between ranks."""
+    vector_weight: float = 1.0
+    keyword_weight: float = 1.0
+    confidence_weight: float = 0.2
+    """How much a skill's confidence scales its hybrid score: score * (1 - w + w * confidence)."""
+
+    def rerank_by_confidence(self, hits: list[ScoredSkill]) -> list[ScoredSkill]:
+        w = self.confidence_weight
+        if w <= 0:
+            return hits
+        for hit in hits:
+            hit.score *= 1.0 - w + w * hit.skill.confidence
+        return sorted(hits, key=lambda h: -h.score)
+
+
+def fuse(
+    vector: list[tuple[str, float]],
+    keyword: list[tuple[str, float]],
+    mode: Literal["hybrid", "vector", "keyword"],
+    config: FusionConfig,
+) -> Ranked:
+    """Best-first (id, score, ranks) from the two rankings, each already best-first."""
+    if mode == "vector":
+        return [(sid, score, {"vector": i + 1}) for i, (sid, score) in enumerate(vector)]
+    if mode == "keyword":
+        return [(sid, score, {"keyword": i + 1}) for i, (sid, score) in enumerate(keyword)]
+    scores: dict[str, float] = {}
+    ranks: dict[str, dict[str, int]] = {}
+    for side, hits, weight in (("vector", vector, config.vector_weight), ("keyword", keyword, config.keyword_weight)):
+        for i, (sid, _) in enumerate(hits):
+            scores[sid] = scores.get(sid, 0.0) + weight / (config.rrf_k + i + 1)
+            ranks.setdefault(sid, {})[side] = i + 1
+    best = (config.vector_weight + config.keyword_weight) / (config.rrf_k + 1)
+    ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return [(sid, score / best, ranks[sid]) for sid, score in ordered]
