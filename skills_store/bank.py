@@ -168,8 +168,8 @@ class SkillBank:
             raise NotFound(f"no skill with id {skill_id!r}; `skillbank skills list` shows the ids")
         return found[0]
 
-    def list(self, filters: Filters = Filters(), *, limit: int = 100, offset: int = 0) -> list[Skill]:
-        return self.catalog.list(filters, limit=limit, offset=offset)
+    def list(self, filters: Filters | None = None, *, limit: int = 100, offset: int = 0) -> list[Skill]:
+        return self.catalog.list(filters or Filters(), limit=limit, offset=offset)
 
     def known_values(self) -> dict[str, list[str]]:
         generation = self.catalog.get_meta("generation")

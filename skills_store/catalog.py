@@ -131,7 +131,8 @@ class Catalog:
     def _bump_generation(self) -> None:
         """Every write transaction changes the generation, so other readers know their caches are stale."""
         self._db.execute(
-            "INSERT INTO meta VALUES ('generation', '1') ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            "INSERT INTO meta VALUES ('generation', '1')"
+            " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
         )
 
     def upsert(self, skills: Sequence[Skill], embeddings: np.ndarray | None) -> None:
@@ -227,7 +228,7 @@ class Catalog:
             row = self._db.execute("SELECT last_used_at FROM skills WHERE skill_id = ?", (skill_id,)).fetchone()
         return row[0] if row else None
 
-    def list(self, filters: Filters = Filters(), *, limit: int = 100, offset: int = 0) -> list[Skill]:
+    def list(self, filters: Filters, *, limit: int = 100, offset: int = 0) -> list[Skill]:
         where, params = filters.sql()
         with self._lock:
             rows = self._db.execute(

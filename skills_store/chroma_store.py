@@ -129,7 +129,9 @@ class ChromaSkillStore:
         if not skill_ids:
             return []
         res = self._col.get(ids=list(skill_ids), include=["metadatas"])
-        found = {i: Skill.model_validate_json(m["skill"]) for i, m in zip(res["ids"], res["metadatas"] or [])}
+        found = {
+            i: Skill.model_validate_json(m["skill"]) for i, m in zip(res["ids"], res["metadatas"] or [], strict=True)
+        }
         return [found[i] for i in skill_ids if i in found]
 
     def iter_all(self, batch_size: int = 1000) -> list[tuple[Skill, np.ndarray]]:
@@ -141,7 +143,7 @@ class ChromaSkillStore:
             if not ids:
                 break
             embs = res["embeddings"]
-            for meta, emb in zip(res["metadatas"] or [], embs if embs is not None else []):
+            for meta, emb in zip(res["metadatas"] or [], embs if embs is not None else [], strict=True):
                 out.append((Skill.model_validate_json(str(meta["skill"])), np.asarray(emb, dtype=np.float32)))
             offset += len(ids)
         return out
@@ -158,7 +160,7 @@ class ChromaSkillStore:
         )
         ids = res["ids"][0]
         dists = (res["distances"] or [[]])[0]
-        return [(i, 1.0 - float(d)) for i, d in zip(ids, dists)]
+        return [(i, 1.0 - float(d)) for i, d in zip(ids, dists, strict=True)]
 
     def count(self) -> int:
         return int(self._col.count())
