@@ -1,0 +1,111 @@
+"""Group commit for SQLite: many threads write, one transaction (and one fsync) covers all that are waiting.
+
+A write is a function of the connection. The first waiting thread becomes the leader: it takes every queued
+write, runs each inside its own savepoint (a write that raises is rolled back alone and its error goes back to
+its caller), commits once, and only then wakes the callers. So a write that returned is on disk, and
+concurrent writers share the cost of the commit instead of queueing behind one fsync each.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class _Job(Generic[T]):
+    __slots__ = ("done", "error", "fn", "result")
+
+    def __init__(self, fn: Callable[[sqlite3.Connection], T]) -> None:
+        self.fn = fn
+        self.result: T | None = None
+        self.error: BaseException | None = None
+        self.done = False
+
+
+def connect(path: Path, *, busy_timeout_s: float, synchronous: str = "FULL") -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL journal, usable from any thread."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_s)
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if str(mode).lower() != "wal":
+        conn.close()
+        raise sqlite3.OperationalError(f"{path}: the filesystem does not support SQLite WAL mode (got {mode!r})")
+    conn.execute(f"PRAGMA synchronous = {synchronous}")
+    return conn
+
+
+class GroupCommitWriter:
+    """Serialises writes from many threads onto one connection, committing them in groups."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._cv = threading.Condition(threading.Lock())
+        self._queue: list[_Job[Any]] = []
+        self._leader = False
+        self._closed = False
+        self.commits = 0
+        """How many transactions were committed (for tests and benchmarks)."""
+
+    def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run `fn(conn)` in a transaction; return its result once the transaction is durable."""
+        job: _Job[T] = _Job(fn)
+        with self._cv:
+            if self._closed:
+                raise sqlite3.ProgrammingError("the trajectory store is closed")
+            self._queue.append(job)
+            while not job.done:
+                if self._leader:
+                    self._cv.wait()
+                    continue
+                self._leader = True
+                batch, self._queue = self._queue, []
+                self._cv.release()
+                try:
+                    self._run(batch)
+                finally:
+                    self._cv.acquire()
+                    self._leader = False
+                    self._cv.notify_all()
+        if job.error is not None:
+            raise job.error
+        return job.result  # type: ignore[return-value]
+
+    def _run(self, batch: list[_Job[Any]]) -> None:
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except BaseException as exc:
+            for job in batch:
+                job.error, job.done = exc, True
+            return
+        try:
+            for job in batch:
+                conn.execute("SAVEPOINT job")
+                try:
+                    job.result = job.fn(conn)
+                except Exception as exc:
+                    conn.execute("ROLLBACK TO job")
+                    job.error = exc
+                conn.execute("RELEASE job")
+            conn.execute("COMMIT")
+            self.commits += 1
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            for job in batch:
+                job.error = job.error or exc
+        finally:
+            for job in batch:
+                job.done = True
+
+    def close(self) -> None:
+        with self._cv:
+            while self._leader:
+                self._cv.wait()
+            self._closed = True
+            self._conn.close()

@@ -1,0 +1,397 @@
+"""`SQLiteTrajectoryStore`: trajectories and their steps in one SQLite file (WAL mode).
+
+Safe for many threads and many processes at once (MCP servers, Claude Code hook processes, the CLI): writes
+are serialised by SQLite's write lock (`BEGIN IMMEDIATE` with a busy timeout) and, inside a process, grouped
+into shared transactions (`GroupCommitWriter`). A call that returned has been committed with
+`synchronous=FULL`, so an acknowledged step survives a crash of the process or of the machine.
+
+Texts longer than `max_text_chars` are cut to their head and tail around a marker saying how much was left
+out; a step whose JSON exceeds `max_step_bytes` is refused. Callers redact before they append.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, get_args
+
+from pydantic import BaseModel, Field
+
+from skills_store.errors import ConfigError, InvalidInput, NotFound
+from skills_store.models import Outcome, Step, StepKind, StoredStep, Trajectory, TrajectoryStatus, new_id
+from skills_store.sqlite_writer import GroupCommitWriter, connect
+
+STEP_KINDS = frozenset(get_args(StepKind))
+OUTCOMES = frozenset(get_args(Outcome))
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS trajectories (
+    id TEXT PRIMARY KEY, task TEXT, outcome TEXT, status TEXT NOT NULL DEFAULT 'open',
+    source TEXT, workspace TEXT, repo TEXT, reward REAL,
+    created_at REAL NOT NULL, updated_at REAL NOT NULL, closed_at REAL, step_count INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS trajectories_created ON trajectories (created_at);
+CREATE INDEX IF NOT EXISTS trajectories_status ON trajectories (status, closed_at);
+CREATE TABLE IF NOT EXISTS steps (
+    trajectory_id TEXT NOT NULL, idx INTEGER NOT NULL, ts REAL NOT NULL, body TEXT NOT NULL,
+    PRIMARY KEY (trajectory_id, idx)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS shown_skills (
+    trajectory_id TEXT NOT NULL, skill_id TEXT NOT NULL, seq INTEGER NOT NULL,
+    PRIMARY KEY (trajectory_id, skill_id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS processed (
+    trajectory_id TEXT NOT NULL, distiller TEXT NOT NULL, processed_at REAL NOT NULL,
+    PRIMARY KEY (trajectory_id, distiller)) WITHOUT ROWID;
+"""
+_COLUMNS = "id, task, outcome, status, source, workspace, repo, reward, created_at, updated_at, closed_at"
+
+
+class SQLiteTrajectoryStoreConfig(BaseModel):
+    """Limits and timeouts of the SQLite trajectory store."""
+
+    max_text_chars: int = Field(default=20_000, ge=200)
+    """Longer texts (content, and every string inside args and result) keep their head and tail only."""
+    max_step_bytes: int = Field(default=2_000_000, ge=1_000)
+    """A step whose JSON is larger than this is refused with `InvalidInput` rather than stored."""
+    max_steps: int = Field(default=100_000, ge=1)
+    """A trajectory holds at most this many steps; close it and start another."""
+    busy_timeout_s: float = Field(default=30.0, gt=0)
+    """How long a write waits for another process holding the database's write lock."""
+
+
+def truncate_text(text: str, limit: int) -> str:
+    """`text` if it fits in `limit` characters, else its head and tail around a marker of what was cut."""
+    if len(text) <= limit:
+        return text
+    keep = limit - 60
+    head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3 :]
+    return f"{head}\n[... {len(text) - len(head) - len(tail):,} characters truncated ...]\n{tail}"
+
+
+def _truncate(value: Any, limit: int) -> Any:
+    if isinstance(value, str):
+        return truncate_text(value, limit)
+    if isinstance(value, dict):
+        return {k: _truncate(v, limit) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_truncate(v, limit) for v in value]
+    return value
+
+
+def _ts(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def _now() -> float:
+    return datetime.now(UTC).timestamp()
+
+
+class SQLiteTrajectoryStore:
+    """The `TrajectoryStore` on SQLite. All methods block; async code calls them through a worker thread."""
+
+    def __init__(self, path: Path, config: SQLiteTrajectoryStoreConfig | None = None) -> None:
+        self.path = Path(path)
+        self.config = config or SQLiteTrajectoryStoreConfig()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = connect(self.path, busy_timeout_s=self.config.busy_timeout_s)
+            conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"cannot open the trajectory store at {self.path}: {exc}") from exc
+        self._writer = GroupCommitWriter(conn)
+        self._readers: dict[int, sqlite3.Connection] = {}
+        self._readers_lock = threading.Lock()
+
+    # -- connections ---------------------------------------------------------------------------------------
+
+    def _reader(self) -> sqlite3.Connection:
+        key = threading.get_ident()
+        conn = self._readers.get(key)
+        if conn is None:
+            conn = connect(self.path, busy_timeout_s=self.config.busy_timeout_s, synchronous="NORMAL")
+            conn.execute("PRAGMA query_only = ON")
+            with self._readers_lock:
+                self._readers[key] = conn
+        return conn
+
+    def shutdown(self) -> None:
+        """Close every connection; the store cannot be used afterwards. (`close` closes a trajectory.)"""
+        self._writer.close()
+        with self._readers_lock:
+            for conn in self._readers.values():
+                conn.close()
+            self._readers.clear()
+
+    def __enter__(self) -> SQLiteTrajectoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    @property
+    def commits(self) -> int:
+        """Transactions committed by this instance (steps are grouped, so usually fewer than the appends)."""
+        return self._writer.commits
+
+    # -- writes --------------------------------------------------------------------------------------------
+
+    def create(
+        self,
+        *,
+        trajectory_id: str | None = None,
+        task: str | None = None,
+        source: str | None = None,
+        workspace: str | None = None,
+        repo: str | None = None,
+    ) -> Trajectory:
+        traj = Trajectory(
+            trajectory_id=trajectory_id or new_id("traj"), task=task, source=source, workspace=workspace, repo=repo
+        )
+        now = traj.created_at.timestamp()
+
+        def insert(conn: sqlite3.Connection) -> None:
+            try:
+                conn.execute(
+                    "INSERT INTO trajectories (id, task, source, workspace, repo, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (traj.trajectory_id, task, source, workspace, repo, now, now),
+                )
+            except sqlite3.IntegrityError:
+                raise InvalidInput(
+                    f"trajectory {traj.trajectory_id!r} already exists; omit trajectory_id to get a new one"
+                ) from None
+
+        self._writer.write(insert)
+        return traj
+
+    def ensure(
+        self,
+        trajectory_id: str,
+        *,
+        task: str | None = None,
+        source: str | None = None,
+        workspace: str | None = None,
+        repo: str | None = None,
+    ) -> Trajectory:
+        """The trajectory with this id, created (open) if it does not exist yet. Safe across processes."""
+        now = _now()
+        self._writer.write(
+            lambda conn: conn.execute(
+                "INSERT OR IGNORE INTO trajectories (id, task, source, workspace, repo, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (trajectory_id, task, source, workspace, repo, now, now),
+            )
+        )
+        return self.get(trajectory_id, with_steps=False)
+
+    def _prepare(self, steps: Sequence[Step]) -> list[tuple[float, str]]:
+        rows: list[tuple[float, str]] = []
+        for i, step in enumerate(steps):
+            if step.kind not in STEP_KINDS:
+                raise InvalidInput(f"step {i}: unknown kind {step.kind!r}; use one of {sorted(STEP_KINDS)}")
+            body = step.model_dump(mode="json", exclude_none=True, exclude={"ts", "index"})
+            size = len(json.dumps(body, ensure_ascii=False, default=str).encode())
+            if size > self.config.max_step_bytes:
+                raise InvalidInput(
+                    f"step {i} ({step.kind}) is {size:,} bytes of JSON, over the {self.config.max_step_bytes:,}-byte "
+                    "limit; record a summary of large outputs (the head and tail of long texts are kept anyway)"
+                )
+            ts = (step.ts or datetime.now(UTC)).timestamp()
+            rows.append((ts, json.dumps(_truncate(body, self.config.max_text_chars), ensure_ascii=False)))
+        return rows
+
+    def _open_row(self, conn: sqlite3.Connection, trajectory_id: str) -> tuple[str, int]:
+        row = conn.execute("SELECT status, step_count FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no trajectory {trajectory_id!r}; omit trajectory_id to use this session's trajectory")
+        if row[0] != "open":
+            raise InvalidInput(
+                f"trajectory {trajectory_id!r} is closed and cannot be written to; omit trajectory_id to start "
+                "a new one"
+            )
+        return row
+
+    def append(self, trajectory_id: str, steps: Sequence[Step]) -> int:
+        rows = self._prepare(steps)
+
+        def write(conn: sqlite3.Connection) -> int:
+            _, count = self._open_row(conn, trajectory_id)
+            total = count + len(rows)
+            if total > self.config.max_steps:
+                raise InvalidInput(
+                    f"trajectory {trajectory_id!r} would exceed {self.config.max_steps:,} steps; close it "
+                    "(final=true) and record the rest in a new one"
+                )
+            conn.executemany(
+                "INSERT INTO steps (trajectory_id, idx, ts, body) VALUES (?, ?, ?, ?)",
+                [(trajectory_id, count + i, ts, body) for i, (ts, body) in enumerate(rows)],
+            )
+            conn.execute(
+                "UPDATE trajectories SET step_count = ?, updated_at = ? WHERE id = ?", (total, _now(), trajectory_id)
+            )
+            return total
+
+        return self._writer.write(write)
+
+    def update(
+        self,
+        trajectory_id: str,
+        *,
+        task: str | None = None,
+        outcome: Outcome | None = None,
+        reward: float | None = None,
+    ) -> Trajectory:
+        if outcome is not None and outcome not in OUTCOMES:
+            raise InvalidInput(f"unknown outcome {outcome!r}; use one of {sorted(OUTCOMES)}")
+
+        def write(conn: sqlite3.Connection) -> None:
+            self._open_row(conn, trajectory_id)
+            conn.execute(
+                "UPDATE trajectories SET task = coalesce(?, task), outcome = coalesce(?, outcome), "
+                "reward = coalesce(?, reward), updated_at = ? WHERE id = ?",
+                (task, outcome, reward, _now(), trajectory_id),
+            )
+
+        self._writer.write(write)
+        return self.get(trajectory_id, with_steps=False)
+
+    def close(self, trajectory_id: str, outcome: Outcome | None = None) -> Trajectory:
+        if outcome is not None and outcome not in OUTCOMES:
+            raise InvalidInput(f"unknown outcome {outcome!r}; use one of {sorted(OUTCOMES)}")
+
+        def write(conn: sqlite3.Connection) -> None:
+            self._open_row(conn, trajectory_id)
+            now = _now()
+            conn.execute(
+                "UPDATE trajectories SET status = 'closed', outcome = coalesce(?, outcome), closed_at = ?, "
+                "updated_at = ? WHERE id = ?",
+                (outcome, now, now, trajectory_id),
+            )
+
+        self._writer.write(write)
+        return self.get(trajectory_id, with_steps=False)
+
+    def link_skills(self, trajectory_id: str, skill_ids: Sequence[str]) -> None:
+        ids = list(dict.fromkeys(skill_ids))
+        if not ids:
+            return
+
+        def write(conn: sqlite3.Connection) -> None:
+            if conn.execute("SELECT 1 FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone() is None:
+                raise NotFound(f"no trajectory {trajectory_id!r}")
+            seq = conn.execute(
+                "SELECT coalesce(max(seq), -1) + 1 FROM shown_skills WHERE trajectory_id = ?", (trajectory_id,)
+            ).fetchone()[0]
+            conn.executemany(
+                "INSERT OR IGNORE INTO shown_skills (trajectory_id, skill_id, seq) VALUES (?, ?, ?)",
+                [(trajectory_id, sid, seq + i) for i, sid in enumerate(ids)],
+            )
+
+        self._writer.write(write)
+
+    def mark_processed(self, trajectory_ids: Sequence[str], distiller: str) -> None:
+        """Remember that `distiller` has processed these trajectories (they leave its `pending_for`)."""
+        ids = list(dict.fromkeys(trajectory_ids))
+        now = _now()
+
+        def write(conn: sqlite3.Connection) -> None:
+            for tid in ids:
+                if conn.execute("SELECT 1 FROM trajectories WHERE id = ?", (tid,)).fetchone() is None:
+                    raise NotFound(f"no trajectory {tid!r}; nothing was marked")
+            conn.executemany(
+                "INSERT OR IGNORE INTO processed (trajectory_id, distiller, processed_at) VALUES (?, ?, ?)",
+                [(tid, distiller, now) for tid in ids],
+            )
+
+        self._writer.write(write)
+
+    def close_stale(self, idle_for: timedelta, outcome: Outcome = "abandoned") -> list[str]:
+        """Close every open trajectory with no write for `idle_for`; return their ids."""
+        cutoff = _now() - idle_for.total_seconds()
+
+        def write(conn: sqlite3.Connection) -> list[str]:
+            ids = [
+                r[0]
+                for r in conn.execute("SELECT id FROM trajectories WHERE status='open' AND updated_at < ?", (cutoff,))
+            ]
+            now = _now()
+            conn.executemany(
+                "UPDATE trajectories SET status='closed', outcome=coalesce(outcome, ?), closed_at=?, updated_at=? "
+                "WHERE id = ?",
+                [(outcome, now, now, tid) for tid in ids],
+            )
+            return ids
+
+        return self._writer.write(write)
+
+    # -- reads ---------------------------------------------------------------------------------------------
+
+    def _from_row(self, row: tuple[Any, ...], conn: sqlite3.Connection, with_steps: bool) -> Trajectory:
+        tid, task, outcome, status, source, workspace, repo, reward, created, updated, closed = row
+        traj = Trajectory(
+            trajectory_id=tid, task=task, outcome=outcome, status=status, source=source, workspace=workspace,
+            repo=repo, reward=reward, created_at=_ts(created), updated_at=_ts(updated), closed_at=_ts(closed),
+            skills_shown=self._shown(conn, tid),
+        )  # fmt: skip
+        if with_steps:
+            traj.steps = [
+                StoredStep(index=idx, ts=_ts(ts), **json.loads(body))
+                for idx, ts, body in conn.execute(
+                    "SELECT idx, ts, body FROM steps WHERE trajectory_id = ? ORDER BY idx", (tid,)
+                )
+            ]
+        return traj
+
+    @staticmethod
+    def _shown(conn: sqlite3.Connection, trajectory_id: str) -> list[str]:
+        rows = conn.execute("SELECT skill_id FROM shown_skills WHERE trajectory_id = ? ORDER BY seq", (trajectory_id,))
+        return [r[0] for r in rows]
+
+    def get(self, trajectory_id: str, *, with_steps: bool = True) -> Trajectory:
+        conn = self._reader()
+        row = conn.execute(f"SELECT {_COLUMNS} FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no trajectory {trajectory_id!r}; `skillbank trajectories list` shows the ids")
+        return self._from_row(row, conn, with_steps)
+
+    def step_count(self, trajectory_id: str) -> int:
+        row = self._reader().execute("SELECT step_count FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no trajectory {trajectory_id!r}")
+        return int(row[0])
+
+    def shown_skills(self, trajectory_id: str) -> list[str]:
+        """The skill ids shown to the trajectory, in the order they were first shown."""
+        self.step_count(trajectory_id)
+        return self._shown(self._reader(), trajectory_id)
+
+    def list(
+        self,
+        *,
+        status: TrajectoryStatus | None = None,
+        since: datetime | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[Trajectory]:
+        if limit < 1 or offset < 0:
+            raise InvalidInput("limit must be at least 1 and offset at least 0")
+        conn = self._reader()
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM trajectories WHERE (? IS NULL OR status = ?) AND (? IS NULL OR created_at >= ?) "
+            "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+            (status, status, since and since.timestamp(), since and since.timestamp(), limit, offset),
+        ).fetchall()
+        return [self._from_row(row, conn, with_steps=False) for row in rows]
+
+    def pending_for(self, distiller: str, limit: int = 100) -> list[Trajectory]:
+        """Closed trajectories (with steps) that `distiller` has not processed yet, oldest closed first."""
+        conn = self._reader()
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM trajectories t WHERE status = 'closed' AND NOT EXISTS "
+            "(SELECT 1 FROM processed p WHERE p.trajectory_id = t.id AND p.distiller = ?) "
+            "ORDER BY closed_at, id LIMIT ?",
+            (distiller, limit),
+        ).fetchall()
+        return [self._from_row(row, conn, with_steps=True) for row in rows]
