@@ -6,7 +6,7 @@ All methods are blocking; async callers run them through `anyio.to_thread.run_sy
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -96,6 +96,36 @@ class TrajectoryStore(Protocol):
         offset: int = 0,
     ) -> list[Trajectory]:
         """Trajectories without their steps, newest first."""
+        ...
+
+    def ensure(
+        self,
+        trajectory_id: str,
+        *,
+        task: str | None = None,
+        source: str | None = None,
+        workspace: str | None = None,
+        repo: str | None = None,
+    ) -> Trajectory:
+        """The trajectory with this id, created open if missing (race-free across processes)."""
+        ...
+
+    def step_count(self, trajectory_id: str) -> int: ...
+
+    def shown_skills(self, trajectory_id: str) -> list[str]:
+        """The skill ids linked to the trajectory, in the order they were first shown."""
+        ...
+
+    def pending_for(self, distiller: str, limit: int = 100) -> list[Trajectory]:
+        """Closed trajectories, with their steps, not yet marked processed by `distiller`; oldest closed first."""
+        ...
+
+    def mark_processed(self, trajectory_ids: Sequence[str], distiller: str) -> None:
+        """Take these trajectories out of `pending_for(distiller)`; an unknown id raises `NotFound`, marks nothing."""
+        ...
+
+    def close_stale(self, idle_for: timedelta, outcome: Outcome = "abandoned") -> list[str]:
+        """Close every open trajectory with no write for `idle_for` (left by a crashed client); return the ids."""
         ...
 
 
