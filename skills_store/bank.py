@@ -7,21 +7,26 @@ catalog, so a search during an import sees each skill whole, old or new.
 from __future__ import annotations
 
 import difflib
+import fcntl
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from skills_store.catalog import Catalog, Filters
-from skills_store.chroma_store import ChromaSkillStore
+from skills_store.datadir import check_data_dir
 from skills_store.errors import ConfigError, InvalidInput, NotFound
 from skills_store.fusion import FusionConfig, fuse
 from skills_store.models import Skill, utcnow
 from skills_store.protocols import Embedder
 from skills_store.query import analyze
+
+if TYPE_CHECKING:
+    from skills_store.chroma_store import ChromaSkillStore
 
 SearchMode = Literal["hybrid", "vector", "keyword"]
 
@@ -54,19 +59,32 @@ class SkillBank:
         self.catalog = catalog
         self.embedder = embedder
         self.config = config or BankConfig()
-        self._write_lock = threading.Lock()
+        self._write_lock = threading.RLock()
         self._dirty: set[str] = set()
         self._known: tuple[str | None, dict[str, list[str]]] = (None, {})
+        self._seen_generation = catalog.get_meta("generation")
+        self._lock_path = catalog.path.with_name(".skills.lock")
+        self._lock_depth = 0
 
     @classmethod
     def open(
-        cls, home: Path, embedder: Embedder, *, chroma_url: str | None = None, config: BankConfig | None = None
+        cls,
+        home: Path,
+        embedder: Embedder,
+        *,
+        chroma_url: str | None = None,
+        config: BankConfig | None = None,
+        reembed: bool = False,
     ) -> SkillBank:
         """Open (creating if needed) the bank under `home`; a `ConfigError` names the path when it cannot."""
+        from skills_store.chroma_store import ChromaSkillStore
+
         check_data_dir(home)
         catalog = Catalog(home / "catalog.db")
         store = ChromaSkillStore(path=None if chroma_url else home / "chroma", url=chroma_url, embedder=embedder.name)
         bank = cls(store, catalog, embedder, config)
+        if reembed:
+            bank.reembed()
         bank._check_embedder()
         bank.sync()
         return bank
@@ -87,6 +105,48 @@ class SkillBank:
                 "run `skillbank skills reindex --reembed` or use the embedder they were built with"
             )
 
+    @contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Serialise writers across threads and processes (a CLI import while the server runs). Re-entrant."""
+        with self._write_lock:
+            if self._lock_depth:
+                self._lock_depth += 1
+                try:
+                    yield
+                finally:
+                    self._lock_depth -= 1
+                return
+            with self._lock_path.open("a") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                self._lock_depth = 1
+                try:
+                    self._refresh_if_stale()
+                    yield
+                    self._seen_generation = self.catalog.get_meta("generation")
+                finally:
+                    self._lock_depth = 0
+                    fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _refresh_if_stale(self) -> None:
+        """Another process wrote skills: reopen Chroma so this process's vector index sees them."""
+        generation = self.catalog.get_meta("generation")
+        if generation != self._seen_generation:
+            with self._write_lock:
+                self.store.reopen()
+                self._seen_generation = generation
+
+    def reembed(self, batch: int = 512) -> int:
+        """Embed every skill again with this bank's embedder (after changing the embedding model)."""
+        ids = self.catalog.iter_ids()
+        for start in range(0, len(ids), batch):
+            skills = self.catalog.get(ids[start : start + batch])
+            vectors = self.embedder.embed([s.document() for s in skills])
+            with self._exclusive():
+                self.store.upsert(skills, vectors)
+                self.catalog.upsert(skills, vectors)
+        self.catalog.set_meta("embedder", f"{self.embedder.name}:{self.embedder.dim}")
+        return len(ids)
+
     def sync(self) -> int:
         """Bring the catalog in line with Chroma (after a crash or another writer); returns skills re-read."""
         if self.store.count() == self.catalog.count():
@@ -94,7 +154,7 @@ class SkillBank:
         return self.rebuild_catalog()
 
     def rebuild_catalog(self) -> int:
-        with self._write_lock:
+        with self._exclusive():
             records = self.store.iter_all()
             stale = set(self.catalog.iter_ids()) - {s.skill_id for s, _ in records}
             self.catalog.delete(sorted(stale))
@@ -107,7 +167,8 @@ class SkillBank:
         with self._write_lock:
             dirty, self._dirty = sorted(self._dirty), set()
         if dirty:
-            self.store.update_metadata(self.catalog.get(dirty))
+            with self._exclusive():
+                self.store.update_metadata(self.catalog.get(dirty))
 
     # -- writes -------------------------------------------------------------------------------------------
     def upsert(self, skills: Sequence[Skill]) -> None:
@@ -118,7 +179,7 @@ class SkillBank:
             dupes = sorted({i for i in ids if ids.count(i) > 1})
             raise InvalidInput(f"duplicate skill ids in one upsert: {', '.join(dupes)}")
         vectors = self.embedder.embed([s.document() for s in skills])
-        with self._write_lock:
+        with self._exclusive():
             self.store.upsert(skills, vectors)
             self.catalog.upsert(skills, vectors)
 
@@ -135,12 +196,12 @@ class SkillBank:
         if changed_text:
             self.upsert(changed_text)
         if same_text:
-            with self._write_lock:
+            with self._exclusive():
                 self.store.update_metadata(same_text)
                 self.catalog.upsert(same_text, None)
 
     def delete(self, skill_ids: Sequence[str]) -> int:
-        with self._write_lock:
+        with self._exclusive():
             self.store.delete(skill_ids)
             self._dirty.difference_update(skill_ids)
             return self.catalog.delete(skill_ids)
@@ -192,6 +253,7 @@ class SkillBank:
         total = self.catalog.count()
         if total == 0:
             return []
+        self._refresh_if_stale()
         filters = self._filters(language, repo, tags, min_confidence)
         parts = analyze(query)
         pool = max(self.config.pool, 4 * k)
@@ -285,19 +347,3 @@ def chroma_where(filters: Filters) -> dict | None:
     if not clauses:
         return None
     return clauses[0] if len(clauses) == 1 else {"$and": clauses}
-
-
-def check_data_dir(home: Path) -> None:
-    """Fail early, naming the path, when the data dir cannot hold the stores."""
-    try:
-        home.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot create the data dir {home}: {exc.strerror}; set SKILLBANK_HOME") from exc
-    if not home.is_dir():
-        raise ConfigError(f"the data dir {home} is not a directory; set SKILLBANK_HOME to a directory")
-    probe = home / ".write-probe"
-    try:
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        raise ConfigError(f"the data dir {home} is not writable: {exc.strerror}; fix its permissions") from exc

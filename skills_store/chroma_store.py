@@ -70,13 +70,18 @@ class ChromaSkillStore:
     def __init__(
         self, *, path: Path | None = None, url: str | None = None, collection: str = COLLECTION, embedder: str = ""
     ) -> None:
+        if (path is None) == (url is None):
+            raise ConfigError("ChromaSkillStore needs exactly one of a data path or a server url")
+        self._path, self._url, self._name, self._embedder = path, url, collection, embedder or "skillbank"
+        self.location = str(path) if path is not None else str(url)
+        self._connect()
+
+    def _connect(self) -> None:
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
-        if (path is None) == (url is None):
-            raise ConfigError("ChromaSkillStore needs exactly one of a data path or a server url")
+        path, url, where = self._path, self._url, self.location
         chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
-        where = str(path) if path is not None else str(url)
         try:
             if url is not None:
                 parsed = urlparse(url)
@@ -93,15 +98,25 @@ class ChromaSkillStore:
                 path.mkdir(parents=True, exist_ok=True)
                 self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
             self._col = self._client.get_or_create_collection(
-                collection,
-                embedding_function=SkillbankEmbeddingFunction(embedder or "skillbank"),  # type: ignore[arg-type]
+                self._name,
+                embedding_function=SkillbankEmbeddingFunction(self._embedder),  # type: ignore[arg-type]
                 metadata={"hnsw:space": "cosine"},
             )
         except ConfigError:
             raise
         except Exception as exc:
             raise ConfigError(f"cannot open the Chroma skill store at {where}: {exc}") from exc
-        self.location = where
+
+    def reopen(self) -> None:
+        """Drop this process's cached view (its in-memory vector index) and read the store afresh.
+
+        An embedded store written by another process is only visible after this.
+        """
+        if self._path is not None:
+            from chromadb.api.client import SharedSystemClient
+
+            SharedSystemClient.clear_system_cache()
+            self._connect()
 
     def upsert(self, skills: Sequence[Skill], embeddings: np.ndarray) -> None:
         if not skills:

@@ -1,0 +1,62 @@
+"""`skillbank serve`: the MCP server over stdio (default) or streamable HTTP."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Annotated, Literal
+
+import anyio
+import typer
+
+from mcp_server.cli.common import clean_errors, fail, load_settings
+from mcp_server.deps import ALL_TOOLS, EXEC_TOOLS
+
+
+def select_tools(transport: str, tools: str | None, allow_exec: bool) -> list[str]:
+    chosen = [t.strip() for t in tools.split(",") if t.strip()] if tools else list(ALL_TOOLS)
+    unknown = [t for t in chosen if t not in ALL_TOOLS]
+    if unknown:
+        fail(f"unknown tool(s) {', '.join(unknown)} in --tools; choose from {', '.join(ALL_TOOLS)}")
+    if transport == "http" and not allow_exec:
+        asked = [t for t in chosen if t in EXEC_TOOLS]
+        if tools and asked:
+            fail(f"{', '.join(asked)} execute or write workspace code; over HTTP that needs --allow-exec")
+        chosen = [t for t in chosen if t not in EXEC_TOOLS]
+    return chosen
+
+
+def serve(
+    transport: Annotated[
+        Literal["stdio", "http"], typer.Option(help="stdio for a local agent, http to share.")
+    ] = "stdio",
+    host: Annotated[str, typer.Option(help="HTTP bind address; anything but loopback needs SKILLBANK_TOKEN.")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option(min=1, max=65535, help="HTTP port.")] = 8765,
+    workspace: Annotated[Path | None, typer.Option(help="Repository the tools act on (default: cwd).")] = None,
+    tools: Annotated[str | None, typer.Option(help="Comma-separated tools to expose (default: all).")] = None,
+    allow_exec: Annotated[bool, typer.Option(help="Expose run_tests and apply_patch over HTTP.")] = False,
+    allowed_host: Annotated[list[str] | None, typer.Option(help="Extra Host header value to accept (HTTP).")] = None,
+) -> None:
+    """Run the MCP server."""
+    settings = load_settings()
+    logging.basicConfig(level=settings.log_level, format="skillbank %(levelname)s %(name)s: %(message)s")
+    chosen = select_tools(transport, tools, allow_exec)
+    with clean_errors():
+        from mcp_server.app import create_server
+        from mcp_server.http import check_bind
+        from mcp_server.services import build_deps
+
+        token = settings.token.get_secret_value() if settings.token else None
+        if transport == "http":
+            check_bind(host, token)
+        deps = build_deps(settings, workspace=workspace, tools=chosen)
+        if transport == "stdio":
+            server = create_server(deps)
+            anyio.run(server.run_stdio_async)
+        else:
+            from mcp_server.http import serve_http
+
+            server = create_server(deps, warmup_after_s=0.0)
+            anyio.run(lambda: serve_http(server, host=host, port=port, token=token, extra_hosts=allowed_host or ()))

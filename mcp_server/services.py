@@ -1,0 +1,91 @@
+"""Building the server's dependencies from settings. Cheap checks run now; heavy opening is deferred.
+
+`build_deps` validates the data dir and opens the trajectory store (SQLite, fast) so that a broken setup fails at
+start-up with a message naming the path. The skill bank (Chroma + the embedding model) is opened later, in a
+thread, by `LazySkillBank`.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mcp_server.capture import SessionCapture
+from mcp_server.deps import ALL_TOOLS, Deps
+from mcp_server.lazy import LazySkillBank
+from mcp_server.settings import Settings
+from skills_store.datadir import preflight
+from skills_store.errors import ConfigError
+from skills_store.redact import Redactor
+from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+
+if TYPE_CHECKING:
+    from skills_store.bank import SkillBank
+
+
+def open_bank(settings: Settings, *, reembed: bool = False) -> SkillBank:
+    """Open the skill bank (imports torch and chromadb) and load the starter pack into a new store."""
+    from skills_store.bank import SkillBank
+    from skills_store.embedders import make_embedder
+    from skills_store.starter import seed_if_new
+
+    bank = SkillBank.open(
+        settings.home, make_embedder(settings.embedder), chroma_url=settings.chroma_url, reembed=reembed
+    )
+    if settings.starter_skills:
+        seed_if_new(bank)
+    return bank
+
+
+def resolve_workspace(settings: Settings, override: Path | None = None) -> Path:
+    workspace = (override or settings.workspace or Path.cwd()).expanduser()
+    try:
+        resolved = workspace.resolve(strict=True)
+    except OSError as exc:
+        raise ConfigError(f"the workspace {workspace} does not exist; pass --workspace DIR") from exc
+    if not resolved.is_dir():
+        raise ConfigError(f"the workspace {workspace} is not a directory; pass --workspace DIR")
+    return resolved
+
+
+def workspace_repo(workspace: Path) -> str | None:
+    """`owner/name` from the workspace's git `origin` remote, else None. Reads .git/config; runs no command."""
+    config_path = workspace / ".git" / "config"
+    if not config_path.is_file():
+        return None
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    try:
+        parser.read(config_path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError):
+        return None
+    url = parser.get('remote "origin"', "url", fallback="")
+    match = re.search(r"[:/]([^/:]+/[^/]+?)(?:\.git)?/?$", url)
+    return match.group(1) if match else None
+
+
+def build_deps(settings: Settings, *, workspace: Path | None = None, tools: Iterable[str] | None = None) -> Deps:
+    preflight(settings.home)
+    root = resolve_workspace(settings, workspace)
+    selected = tuple(tools) if tools is not None else ALL_TOOLS
+    unknown = [t for t in selected if t not in ALL_TOOLS]
+    if unknown:
+        raise ConfigError(f"unknown tool(s) {', '.join(unknown)}; choose from {', '.join(ALL_TOOLS)}")
+    trajectories = SQLiteTrajectoryStore(settings.home / "trajectories.db")
+    skills = LazySkillBank(lambda: open_bank(settings))
+    capture = SessionCapture(
+        trajectories,
+        Redactor(settings.redact_patterns),
+        workspace=str(root),
+        repo=workspace_repo(root),
+    )
+    return Deps(
+        settings=settings,
+        workspace=root,
+        skills=skills,
+        trajectories=trajectories,
+        capture=capture,
+        tools=tuple(t for t in ALL_TOOLS if t in selected),
+    )

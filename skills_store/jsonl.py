@@ -1,0 +1,97 @@
+"""Skill JSONL import and export (one skill per line; a superset of the Socratic-SWE registry line)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from skills_store.errors import ImportFailed, InvalidInput
+from skills_store.models import Skill
+
+if TYPE_CHECKING:
+    from skills_store.bank import SkillBank
+
+MAX_LINE_BYTES = 1_000_000
+
+
+def _reason(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "line"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def parse_skill_lines(lines: Iterable[str], source: str) -> list[dict[str, Any]]:
+    """Validate every line; return the raw field dicts. Raises `ImportFailed` naming each bad line."""
+    records: list[dict[str, Any]] = []
+    problems: list[tuple[int, str]] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if len(line.encode()) > MAX_LINE_BYTES:
+            problems.append((number, f"line is over {MAX_LINE_BYTES} bytes"))
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append((number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        if not isinstance(raw, dict):
+            problems.append((number, f"expected a JSON object, got {type(raw).__name__}"))
+            continue
+        try:
+            skill = Skill.model_validate(raw)
+        except ValidationError as exc:
+            problems.append((number, _reason(exc)))
+            continue
+        if skill.skill_id in seen:
+            problems.append((number, f"skill_id {skill.skill_id!r} already appears on line {seen[skill.skill_id]}"))
+            continue
+        seen[skill.skill_id] = number
+        raw["skill_id"] = skill.skill_id
+        records.append(raw)
+    if problems:
+        raise ImportFailed(source, problems)
+    return records
+
+
+def read_skill_records(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise InvalidInput(f"{path}: no such file") from exc
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot read ({exc.strerror})") from exc
+    return parse_skill_lines(text.splitlines(), str(path))
+
+
+def merge_record(existing: Skill | None, raw: dict[str, Any]) -> Skill:
+    """An imported line replaces the fields it names; fields it leaves out keep their stored values."""
+    if existing is None:
+        return Skill.model_validate(raw)
+    data = existing.model_dump()
+    data.update(raw)
+    if "confidence" in raw and "prior" not in raw:
+        data["prior"] = None
+    return Skill.model_validate(data)
+
+
+def dump_skills(skills: Iterable[Skill]) -> str:
+    return "".join(skill.model_dump_json() + "\n" for skill in skills)
+
+
+def import_records(bank: SkillBank, records: list[dict[str, Any]]) -> tuple[int, int]:
+    """Upsert validated records by `skill_id`; returns (added, updated)."""
+    existing = {s.skill_id: s for s in bank.catalog.get([r["skill_id"] for r in records])}
+    skills = [merge_record(existing.get(r["skill_id"]), r) for r in records]
+    bank.upsert(skills)
+    updated = sum(1 for r in records if r["skill_id"] in existing)
+    return len(records) - updated, updated
