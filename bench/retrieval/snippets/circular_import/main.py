@@ -1,0 +1,3 @@
+from shop.models import Customer
+
+print(Customer("ada").orders())

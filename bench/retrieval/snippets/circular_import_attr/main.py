@@ -1,0 +1,3 @@
+import billing.invoices
+
+print(billing.invoices.render_invoice(42))

@@ -1,0 +1,2 @@
+def test_slug_roundtrip():
+    assert "hello-world".replace("-", " ") == "hello world"

@@ -1,0 +1,1 @@
+settings = {"database_url": "sqlite:///app.db"}

@@ -1,0 +1,3 @@
+from core.db import connect
+
+print(connect())
