@@ -70,13 +70,14 @@ def truncate_text(text: str, limit: int) -> str:
     return f"{head}\n[... {len(text) - len(head) - len(tail):,} characters truncated ...]\n{tail}"
 
 
-def _truncate(value: Any, limit: int) -> Any:
+def truncate_value(value: Any, limit: int) -> Any:
+    """`value` with every string in it (recursively) cut by `truncate_text`."""
     if isinstance(value, str):
         return truncate_text(value, limit)
     if isinstance(value, dict):
-        return {k: _truncate(v, limit) for k, v in value.items()}
+        return {k: truncate_value(v, limit) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_truncate(v, limit) for v in value]
+        return [truncate_value(v, limit) for v in value]
     return value
 
 
@@ -199,7 +200,7 @@ class SQLiteTrajectoryStore:
                     "limit; record a summary of large outputs (the head and tail of long texts are kept anyway)"
                 )
             ts = (step.ts or datetime.now(UTC)).timestamp()
-            rows.append((ts, json.dumps(_truncate(body, self.config.max_text_chars), ensure_ascii=False)))
+            rows.append((ts, json.dumps(truncate_value(body, self.config.max_text_chars), ensure_ascii=False)))
         return rows
 
     def _open_row(self, conn: sqlite3.Connection, trajectory_id: str) -> tuple[str, int]:

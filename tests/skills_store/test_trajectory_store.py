@@ -42,7 +42,13 @@ def test_appended_steps_come_back_in_order_with_indices_and_timestamps(store: SQ
     assert got.steps[1].ok is False
     assert got.steps[2].tokens_in == 10
     assert all(s.ts.tzinfo is not None for s in got.steps)
-    assert (got.task, got.source, got.workspace, got.repo, got.status) == ("fix the parser", "mcp:test", "/w", "demo", "open")
+    assert (got.task, got.source, got.workspace, got.repo, got.status) == (
+        "fix the parser",
+        "mcp:test",
+        "/w",
+        "demo",
+        "open",
+    )
 
 
 def test_a_given_step_timestamp_is_kept(store: SQLiteTrajectoryStore) -> None:
@@ -78,7 +84,9 @@ def test_an_oversized_step_is_refused_and_no_step_of_the_call_is_stored(tmp_path
     with SQLiteTrajectoryStore(tmp_path / "t.db", config) as store:
         traj = store.create()
         with pytest.raises(InvalidInput, match=r"step 1 \(observation\) is .* over the 5,000-byte limit"):
-            store.append(traj.trajectory_id, [Step(kind="thought", content="ok"), Step(kind="observation", content="x" * 6000)])
+            store.append(
+                traj.trajectory_id, [Step(kind="thought", content="ok"), Step(kind="observation", content="x" * 6000)]
+            )
         assert store.step_count(traj.trajectory_id) == 0
 
 
@@ -97,7 +105,8 @@ def test_long_texts_keep_their_head_and_tail_around_a_marker(tmp_path: Path) -> 
         store.append(traj.trajectory_id, [Step(kind="tool_call", content=text, result={"stdout": text})])
         step = store.get(traj.trajectory_id).steps[0]
     for stored in (step.content, step.result["stdout"]):
-        assert stored.startswith("HEAD") and stored.endswith("TAIL")
+        assert stored.startswith("HEAD")
+        assert stored.endswith("TAIL")
         assert "characters truncated" in stored
         assert len(stored) <= 1_000
 
@@ -105,7 +114,9 @@ def test_long_texts_keep_their_head_and_tail_around_a_marker(tmp_path: Path) -> 
 def test_truncate_text_leaves_short_texts_alone() -> None:
     assert truncate_text("short", 300) == "short"
     cut = truncate_text("a" * 400 + "b" * 400, 300)
-    assert "[... " in cut and len(cut) <= 300 and cut.endswith("b")
+    assert "[... " in cut
+    assert len(cut) <= 300
+    assert cut.endswith("b")
 
 
 def test_update_sets_task_outcome_and_reward_without_erasing_them(store: SQLiteTrajectoryStore) -> None:

@@ -1,0 +1,341 @@
+"""`SessionCapture`: every MCP session becomes a trajectory, and every tool call in it a step, with no action
+from the agent.
+
+Tool adapters wrap their work in `async with capture.tool_call(ctx, tool, args) as call:` and set the fields of
+the `CallRecord`; the step (tool, redacted arguments, redacted result summary, ok, duration, error text) is
+committed before the tool's result goes back to the client. `record_trajectory` goes through `record()`.
+
+A session that ends without `final=true` is closed by the server: its outcome is the one the agent set, else
+inferred from the last `run_tests` reward (all passed -> success, otherwise failure), else `abandoned`; a last
+observation step says so. A session ends when its connection closes (stdio pipe closed, HTTP session deleted or
+expired), after `idle_close_s` without a call where the protocol has no connection (2026-07-28 requests), and at
+server shutdown (`aclose()`). Trajectories left open by a crashed server are closed as `abandoned` after
+`stale_after`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import anyio
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel
+
+from mcp_server.session_key import session_identity
+from skills_store.errors import InvalidInput
+from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, utcnow
+from skills_store.protocols import TrajectoryStore
+from skills_store.redact import Redactor
+from skills_store.trajectory_sqlite import truncate_value
+
+log = logging.getLogger(__name__)
+
+#: Strings in captured arguments and summaries are cut to this many characters (head and tail kept).
+CAPTURE_TEXT_CHARS = 20_000
+#: `record_trajectory` accepts at most this many steps per call.
+MAX_STEPS_PER_CALL = 1_000
+
+
+class CallRecord:
+    """What a tool adapter reports about one call; set its fields inside `async with capture.tool_call(...)`."""
+
+    def __init__(self) -> None:
+        self.summary: dict[str, Any] | str | None = None
+        """A short summary of the result (not the whole result)."""
+        self.ok: bool = True
+        """False when the call failed; set automatically when the block raises."""
+        self.skills_shown: list[str] = []
+        """Skill ids returned to the agent; linked to the trajectory for confidence updates."""
+        self.reward: float | None = None
+        """`run_tests`' reward; stored on the trajectory."""
+
+
+class RecordResult(BaseModel):
+    """The result of `record_trajectory`."""
+
+    trajectory_id: str
+    steps_recorded: int
+    total_steps: int
+    status: TrajectoryStatus
+
+
+@dataclass
+class _Session:
+    trajectory_id: str
+    last_seen: float
+    ends_with_connection: bool
+
+
+def infer_outcome(traj: Trajectory) -> tuple[Outcome, str]:
+    """The outcome of a trajectory closed without one, and why."""
+    if traj.outcome is not None:
+        return traj.outcome, "set by the agent"
+    if traj.reward is not None:
+        outcome: Outcome = "success" if traj.reward >= 0.999 else "failure"
+        return outcome, f"inferred from the last run_tests reward {traj.reward:.2f}"
+    return "abandoned", "no outcome was set and no tests were run"
+
+
+class SessionCapture:
+    def __init__(
+        self,
+        store: TrajectoryStore,
+        redactor: Redactor,
+        *,
+        workspace: str | None = None,
+        repo: str | None = None,
+        on_close: list[Callable[[Trajectory], None]] | None = None,
+        idle_close_s: float = 1800.0,
+        stale_after: timedelta = timedelta(hours=24),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.store = store
+        self.redactor = redactor
+        self.workspace = workspace
+        self.repo = repo
+        self.on_close: list[Callable[[Trajectory], None]] = list(on_close or [])
+        """Called (in a worker thread, errors logged) with each trajectory, steps included, once it closes."""
+        self.idle_close_s = idle_close_s
+        self.stale_after = stale_after
+        self._sessions: dict[str, _Session] = {}
+        self._lock: anyio.Lock | None = None
+        self._clock = clock
+        self._last_reap = clock()
+        self._stale_checked = False
+        self._executor: ThreadPoolExecutor | None = None
+        self._pending: set[Future[None]] = set()
+
+    # -- sessions ------------------------------------------------------------------------------------------
+
+    async def trajectory_id(self, ctx: Context) -> str:
+        """This MCP session's open trajectory, created on first use."""
+        identity = session_identity(ctx)
+        now = self._clock()
+        await self._reap(now)
+        session = self._sessions.get(identity.key)
+        if session is None:
+            if self._lock is None:
+                self._lock = anyio.Lock()
+            async with self._lock:
+                session = self._sessions.get(identity.key)
+                if session is None:
+                    traj = await anyio.to_thread.run_sync(
+                        lambda: self.store.create(source=identity.source, workspace=self.workspace, repo=self.repo)
+                    )
+                    session = _Session(traj.trajectory_id, now, identity.connection is not None)
+                    self._sessions[identity.key] = session
+                    if identity.connection is not None and not identity.connection.state.get("skillbank.ends"):
+                        identity.connection.state["skillbank.ends"] = True
+                        identity.connection.exit_stack.push_async_callback(self._end_session, identity.key)
+        session.last_seen = now
+        return session.trajectory_id
+
+    async def _end_session(self, key: str, reason: str = "the client disconnected") -> None:
+        session = self._sessions.pop(key, None)
+        if session is not None:
+            await self._finish([session.trajectory_id], reason)
+
+    async def _finish(self, trajectory_ids: Sequence[str], reason: str) -> None:
+        def work() -> list[str]:
+            closed = []
+            for tid in trajectory_ids:
+                try:
+                    traj = self.store.get(tid, with_steps=False)
+                    if traj.status != "open":
+                        continue
+                    outcome, why = infer_outcome(traj)
+                    note = f"session ended ({reason}) without final=true; outcome {outcome}: {why}"
+                    self.store.append(tid, [Step(kind="observation", content=note)])
+                    self.store.close(tid, outcome)
+                    closed.append(tid)
+                except InvalidInput:
+                    continue  # closed or removed meanwhile by another writer
+            return closed
+
+        with anyio.CancelScope(shield=True):
+            try:
+                closed = await anyio.to_thread.run_sync(work)
+            except Exception:
+                log.exception("closing trajectories %s failed", list(trajectory_ids))
+                return
+        self._notify_closed(closed)
+
+    async def _reap(self, now: float) -> None:
+        if not self._stale_checked:
+            self._stale_checked = True
+            try:
+                stale = await anyio.to_thread.run_sync(lambda: self.store.close_stale(self.stale_after))
+            except Exception:
+                log.exception("closing stale trajectories failed")
+            else:
+                self._notify_closed(stale)
+        if now - self._last_reap < min(60.0, self.idle_close_s):
+            return
+        self._last_reap = now
+        idle = [
+            key
+            for key, s in self._sessions.items()
+            if not s.ends_with_connection and now - s.last_seen >= self.idle_close_s
+        ]
+        for key in idle:
+            await self._end_session(key, f"idle for {self.idle_close_s:.0f} s")
+
+    # -- capture -------------------------------------------------------------------------------------------
+
+    def tool_call(self, ctx: Context, tool: str, args: dict[str, Any]) -> AbstractAsyncContextManager[CallRecord]:
+        """Record one tool call of this session when the block exits (an exception is recorded, then re-raised)."""
+        return self._tool_call(ctx, tool, args)
+
+    @asynccontextmanager
+    async def _tool_call(self, ctx: Context, tool: str, args: dict[str, Any]) -> AsyncIterator[CallRecord]:
+        record = CallRecord()
+        started_at = utcnow()
+        t0 = time.perf_counter()
+        error: str | None = None
+        try:
+            yield record
+        except BaseException as exc:
+            record.ok = False
+            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise
+        finally:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self._save_call(ctx, tool, args, record, started_at, time.perf_counter() - t0, error)
+                except Exception:
+                    log.exception("capturing the %s call failed; the tool's result is unaffected", tool)
+
+    async def _save_call(
+        self, ctx: Context, tool: str, args: dict[str, Any], record: CallRecord, started_at, duration: float, error
+    ) -> None:
+        red = self.redactor
+
+        def step() -> Step:
+            return Step(
+                kind="tool_call",
+                tool=tool,
+                args=truncate_value(red.redact(dict(args)), CAPTURE_TEXT_CHARS),
+                result=truncate_value(red.redact(record.summary), CAPTURE_TEXT_CHARS),
+                ok=record.ok,
+                content=truncate_value(red.redact_text(error or ""), CAPTURE_TEXT_CHARS),
+                ts=started_at,
+                duration_s=round(duration, 6),
+            )
+
+        def write(tid: str) -> None:
+            self.store.append(tid, [step()])
+            if record.skills_shown:
+                self.store.link_skills(tid, record.skills_shown)
+            if record.reward is not None:
+                self.store.update(tid, reward=record.reward)
+
+        tid = await self.trajectory_id(ctx)
+        try:
+            await anyio.to_thread.run_sync(write, tid)
+        except InvalidInput:
+            # The trajectory was closed behind the session's back (record_trajectory with its id, close_stale):
+            # the session goes on in a new trajectory.
+            self._forget(tid)
+            await anyio.to_thread.run_sync(write, await self.trajectory_id(ctx))
+
+    def _forget(self, trajectory_id: str) -> None:
+        for key, session in list(self._sessions.items()):
+            if session.trajectory_id == trajectory_id:
+                del self._sessions[key]
+
+    async def record(
+        self,
+        ctx: Context,
+        steps: Sequence[Step],
+        *,
+        task: str | None = None,
+        outcome: Outcome | None = None,
+        final: bool = False,
+        trajectory_id: str | None = None,
+    ) -> RecordResult:
+        """`record_trajectory`: append the agent's steps, set task and outcome, close on `final`."""
+        if len(steps) > MAX_STEPS_PER_CALL:
+            raise InvalidInput(f"{len(steps)} steps in one call; send at most {MAX_STEPS_PER_CALL} per call")
+        tid = trajectory_id if trajectory_id is not None else await self.trajectory_id(ctx)
+        red = self.redactor
+
+        def work() -> RecordResult:
+            current = self.store.get(tid, with_steps=False)
+            if current.status != "open":
+                raise InvalidInput(
+                    f"trajectory {tid!r} is closed and cannot be written to; omit trajectory_id to start a new one"
+                )
+            clean = [
+                s.model_copy(
+                    update={
+                        "content": red.redact_text(s.content),
+                        "args": red.redact(s.args),
+                        "result": red.redact(s.result),
+                    }
+                )
+                for s in steps
+            ]
+            total = self.store.append(tid, clean) if clean else self.store.step_count(tid)
+            clean_task = red.redact_text(task) if task else None
+            if clean_task or (outcome and not final):
+                self.store.update(tid, task=clean_task, outcome=outcome)
+            status: TrajectoryStatus = "open"
+            if final:
+                status = self.store.close(tid, outcome).status
+            return RecordResult(trajectory_id=tid, steps_recorded=len(clean), total_steps=total, status=status)
+
+        result = await anyio.to_thread.run_sync(work)
+        if final:
+            self._forget(tid)
+            self._notify_closed([tid])
+        return result
+
+    # -- on_close callbacks and shutdown ---------------------------------------------------------------------
+
+    def _notify_closed(self, trajectory_ids: Sequence[str]) -> None:
+        if not trajectory_ids or not self.on_close:
+            return
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillbank-on-close")
+        future = self._executor.submit(self._run_callbacks, list(trajectory_ids))
+        self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
+
+    def _run_callbacks(self, trajectory_ids: list[str]) -> None:
+        for tid in trajectory_ids:
+            try:
+                traj = self.store.get(tid)
+            except Exception:
+                log.exception("reading closed trajectory %s for on_close callbacks failed", tid)
+                continue
+            for callback in self.on_close:
+                try:
+                    callback(traj)
+                except Exception:
+                    log.exception("on_close callback %r failed for trajectory %s", callback, tid)
+
+    async def flush(self) -> None:
+        """Wait until every on_close callback queued so far has run."""
+        pending = list(self._pending)
+        if pending:
+            await anyio.to_thread.run_sync(lambda: wait(pending))
+
+    async def aclose(self) -> None:
+        """Close every open session trajectory (see the module doc for the outcome) and run the callbacks.
+
+        For server shutdown. The capture stays usable: a later call starts a new trajectory.
+        """
+        with anyio.CancelScope(shield=True):
+            sessions, self._sessions = self._sessions, {}
+            await self._finish([s.trajectory_id for s in sessions.values()], "server shutdown")
+            await self.flush()
+            if self._executor is not None:
+                executor, self._executor = self._executor, None
+                await anyio.to_thread.run_sync(executor.shutdown)

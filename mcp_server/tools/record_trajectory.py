@@ -1,0 +1,63 @@
+"""The `record_trajectory` tool: agents add their own steps, set the task and outcome, and close with `final`.
+
+Tool calls are captured without it (see `mcp_server.capture`); this tool is for what only the agent knows:
+its reasoning, the task in its words, and whether it worked.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from mcp_server.capture import MAX_STEPS_PER_CALL, RecordResult
+from mcp_server.deps import Deps
+from mcp_server.errors import refusals_as_tool_errors, tool_result
+from skills_store.models import Step
+
+DESCRIPTION = (
+    "Add steps to this session's trajectory (your thoughts, actions, observations, messages), set the task and "
+    "the outcome, and close it with final=true when the task is done. Tool calls to this server are recorded "
+    "automatically; you do not need to repeat them. Secrets are redacted before anything is stored."
+)
+
+
+def render(result: RecordResult) -> str:
+    state = "closed" if result.status == "closed" else "still open"
+    return (
+        f"Recorded {result.steps_recorded} step(s) to {result.trajectory_id}; {result.total_steps} in total, "
+        f"trajectory {state}."
+    )
+
+
+def register(server: MCPServer, deps: Deps) -> None:
+    @server.tool(
+        name="record_trajectory",
+        description=DESCRIPTION,
+        annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False),
+    )
+    async def record_trajectory(
+        ctx: Context,
+        steps: Annotated[
+            list[Step],
+            Field(
+                max_length=MAX_STEPS_PER_CALL,
+                description="Steps to append, oldest first. kind: thought|action|observation|tool_call|message.",
+            ),
+        ] = [],  # noqa: B006 - pydantic copies defaults
+        task: Annotated[str | None, Field(max_length=20_000, description="What the session is trying to do.")] = None,
+        outcome: Annotated[
+            Literal["success", "failure", "abandoned"] | None, Field(description="How it ended, if it has.")
+        ] = None,
+        final: Annotated[bool, Field(description="Close the trajectory after recording.")] = False,
+        trajectory_id: Annotated[
+            str | None, Field(max_length=200, description="Write to this trajectory instead of this session's.")
+        ] = None,
+    ) -> Annotated[CallToolResult, RecordResult]:
+        with refusals_as_tool_errors():
+            result = await deps.capture.record(
+                ctx, steps, task=task, outcome=outcome, final=final, trajectory_id=trajectory_id
+            )
+        return tool_result(result, render(result))

@@ -1,0 +1,187 @@
+"""SessionCapture through a real MCP server and in-memory clients: every call is a step, nothing secret is stored."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import anyio
+import mcp
+import pytest
+from mcp_types import Implementation
+
+from skills_store.models import Step, Trajectory
+
+sys.path.insert(0, str(Path(__file__).parent))  # the suite runs with --import-mode=importlib
+from test_capture_support import ManualClock, make_capture, make_server
+
+pytestmark = pytest.mark.anyio
+AGENT = Implementation(name="pytest-agent", version="1.0")
+
+
+async def test_every_tool_call_of_a_session_is_a_step_of_one_trajectory(tmp_path: Path) -> None:
+    store, capture = make_capture(tmp_path)
+    server = make_server(tmp_path, store, capture)
+    async with mcp.Client(server, client_info=AGENT) as client:
+        for word in ("one", "two", "three"):
+            assert (await client.call_tool("echo", {"text": word})).is_error is False
+    [traj] = store.list()
+    assert (traj.source, traj.workspace, traj.repo) == ("mcp:pytest-agent", "/work/demo", "me/demo")
+    steps = store.get(traj.trajectory_id).steps
+    assert [s.args["text"] for s in steps] == ["one", "two", "three"]
+    assert all(s.kind == "tool_call" and s.tool == "echo" and s.ok for s in steps)
+    assert steps[0].result == {"echoed": "one"}
+    assert all(s.duration_s is not None and s.duration_s >= 0 for s in steps)
+
+
+async def test_a_failing_call_is_recorded_as_not_ok_and_the_client_still_gets_the_error(tmp_path: Path) -> None:
+    store, capture = make_capture(tmp_path)
+    async with mcp.Client(make_server(tmp_path, store, capture)) as client:
+        result = await client.call_tool("echo", {"text": "boom", "fail": True})
+    assert result.is_error is True
+    assert "echo refused: boom" in result.content[0].text
+    [step] = store.get(store.list()[0].trajectory_id).steps
+    assert step.ok is False
+    assert "echo refused: boom" in step.content
+
+
+async def test_secrets_in_arguments_and_results_never_reach_the_database(tmp_path: Path) -> None:
+    store, capture = make_capture(tmp_path)
+    secret = "ghp_" + "Z9" * 18
+    async with mcp.Client(make_server(tmp_path, store, capture)) as client:
+        await client.call_tool("echo", {"text": f"export GITHUB_TOKEN={secret}"})
+        await client.call_tool(
+            "record_trajectory",
+            {"steps": [{"kind": "observation", "content": f"token is {secret}", "args": {"password": "hunter2!x"}}]},
+        )
+    store.shutdown()
+    con = sqlite3.connect(tmp_path / "trajectories.db")
+    dump = "\n".join(con.iterdump())
+    con.close()
+    assert secret not in dump
+    assert "hunter2!x" not in dump
+    assert "[REDACTED:" in dump
+
+
+async def test_concurrent_clients_get_separate_trajectories(tmp_path: Path) -> None:
+    store, capture = make_capture(tmp_path)
+    server = make_server(tmp_path, store, capture)
+
+    async def session(name: str, mode: str) -> None:
+        async with mcp.Client(server, mode=mode, client_info=Implementation(name=name, version="1")) as client:
+            for i in range(5):
+                await client.call_tool("echo", {"text": f"{name}-{i}"})
+
+    async with anyio.create_task_group() as tg:
+        for n in range(3):
+            tg.start_soon(session, f"modern{n}", "auto")
+            tg.start_soon(session, f"legacy{n}", "legacy")
+    trajs = store.list()
+    assert len(trajs) == 6
+    for traj in trajs:
+        texts = [s.args["text"] for s in store.get(traj.trajectory_id).steps if s.kind == "tool_call"]
+        name = traj.source.removeprefix("mcp:")
+        assert texts == [f"{name}-{i}" for i in range(5)]
+
+
+async def test_skills_shown_are_linked_and_the_reward_is_kept(tmp_path: Path) -> None:
+    store, capture = make_capture(tmp_path)
+    async with mcp.Client(make_server(tmp_path, store, capture)) as client:
+        await client.call_tool("echo", {"text": "search", "shown": ["sk-1", "sk-2"]})
+        await client.call_tool("echo", {"text": "tests", "reward": 0.4, "shown": ["sk-2", "sk-3"]})
+    traj = store.list()[0]
+    assert traj.skills_shown == ["sk-1", "sk-2", "sk-3"]
+    assert traj.reward == 0.4
+
+
+async def test_a_session_that_ends_without_final_is_closed_with_an_inferred_outcome(tmp_path: Path) -> None:
+    closed: list[Trajectory] = []
+    store, capture = make_capture(tmp_path, on_close=[closed.append])
+    server = make_server(tmp_path, store, capture)
+    async with mcp.Client(server, mode="legacy") as client:
+        await client.call_tool("echo", {"text": "run tests", "reward": 1.0})
+    async with mcp.Client(server, mode="legacy") as client:
+        await client.call_tool("echo", {"text": "just looking"})
+    await capture.flush()
+    by_text = {t.steps[0].args["text"]: t for t in closed}
+    assert by_text["run tests"].outcome == "success"
+    assert by_text["just looking"].outcome == "abandoned"
+    assert all(t.status == "closed" for t in closed)
+    assert "without final=true" in by_text["run tests"].steps[-1].content
+
+
+async def test_an_on_close_callback_that_raises_is_logged_and_the_others_still_run(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    seen: list[str] = []
+
+    def broken(traj: Trajectory) -> None:
+        raise RuntimeError("confidence update exploded")
+
+    store, capture = make_capture(tmp_path, on_close=[broken, lambda t: seen.append(t.trajectory_id)])
+    async with mcp.Client(make_server(tmp_path, store, capture)) as client:
+        result = await client.call_tool("record_trajectory", {"final": True, "outcome": "failure"})
+    assert result.is_error is False
+    with caplog.at_level(logging.ERROR, logger="mcp_server.capture"):
+        await capture.flush()
+    assert seen == [result.structured_content["trajectory_id"]]
+    assert "confidence update exploded" in caplog.text
+
+
+async def test_aclose_closes_open_session_trajectories_and_capture_stays_usable(tmp_path: Path) -> None:
+    store, capture = make_capture(tmp_path)
+    server = make_server(tmp_path, store, capture)
+    async with mcp.Client(server) as client:
+        await client.call_tool("echo", {"text": "a", "reward": 0.5})
+        await capture.aclose()
+        assert store.list()[0].status == "closed"
+        assert store.list()[0].outcome == "failure"
+        await client.call_tool("echo", {"text": "b"})
+    assert [t.status for t in store.list()] == ["open", "closed"]
+
+
+async def test_a_session_without_a_connection_is_closed_after_the_idle_period(tmp_path: Path) -> None:
+    clock = ManualClock()
+    store, capture = make_capture(tmp_path, idle_close_s=600, clock=clock)
+    server = make_server(tmp_path, store, capture)
+    async with mcp.Client(server) as client:
+        await client.call_tool("echo", {"text": "before"})
+        clock.now += 601
+        await client.call_tool("echo", {"text": "after"})
+    newest, oldest = store.list()
+    assert (oldest.status, oldest.outcome, newest.status) == ("closed", "abandoned", "open")
+    assert "idle for 600 s" in store.get(oldest.trajectory_id).steps[-1].content
+
+
+async def test_trajectories_left_open_by_a_crashed_server_are_closed_as_stale(tmp_path: Path) -> None:
+    store, capture = make_capture(tmp_path, stale_after=timedelta(seconds=-1))
+    orphan = store.create(source="mcp:crashed").trajectory_id
+    async with mcp.Client(make_server(tmp_path, store, capture)) as client:
+        await client.call_tool("echo", {"text": "new session"})
+    assert store.get(orphan).status == "closed"
+    assert store.get(orphan).outcome == "abandoned"
+
+
+async def test_a_trajectory_closed_behind_the_session_starts_a_new_one(tmp_path: Path) -> None:
+    store, capture = make_capture(tmp_path)
+    async with mcp.Client(make_server(tmp_path, store, capture)) as client:
+        await client.call_tool("echo", {"text": "first"})
+        first = store.list()[0].trajectory_id
+        store.close(first, "success")
+        await client.call_tool("echo", {"text": "second"})
+    newest = store.list()[0]
+    assert newest.trajectory_id != first
+    assert [s.args["text"] for s in store.get(newest.trajectory_id).steps] == ["second"]
+    assert store.step_count(first) == 1
+
+
+async def test_steps_recorded_by_the_agent_land_in_the_same_trajectory_as_its_tool_calls(tmp_path: Path) -> None:
+    store, capture = make_capture(tmp_path)
+    async with mcp.Client(make_server(tmp_path, store, capture)) as client:
+        await client.call_tool("echo", {"text": "x"})
+        await client.call_tool("record_trajectory", {"steps": [Step(kind="thought", content="hmm").model_dump()]})
+    [traj] = store.list()
+    assert [s.kind for s in store.get(traj.trajectory_id).steps] == ["tool_call", "thought"]
