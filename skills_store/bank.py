@@ -83,7 +83,7 @@ class SkillBank:
         catalog = Catalog(home / "catalog.db")
         store = ChromaSkillStore(path=None if chroma_url else home / "chroma", url=chroma_url, embedder=embedder.name)
         bank = cls(store, catalog, embedder, config)
-        if reembed:
+        if reembed or catalog.get_meta("reembedding"):
             bank.reembed()
         bank._check_embedder()
         bank.sync()
@@ -136,8 +136,14 @@ class SkillBank:
                 self._seen_generation = generation
 
     def reembed(self, batch: int = 512) -> int:
-        """Embed every skill again with this bank's embedder (after changing the embedding model)."""
+        """Embed every skill again with this bank's embedder, into a fresh Chroma collection.
+
+        The catalog keeps every skill meanwhile; an interrupted run resumes on the next open.
+        """
         ids = self.catalog.iter_ids()
+        with self._exclusive():
+            self.catalog.set_meta("reembedding", "1")
+            self.store.recreate()
         for start in range(0, len(ids), batch):
             skills = self.catalog.get(ids[start : start + batch])
             vectors = self.embedder.embed([s.document() for s in skills])
@@ -145,6 +151,7 @@ class SkillBank:
                 self.store.upsert(skills, vectors)
                 self.catalog.upsert(skills, vectors)
         self.catalog.set_meta("embedder", f"{self.embedder.name}:{self.embedder.dim}")
+        self.catalog.set_meta("reembedding", "")
         return len(ids)
 
     def sync(self) -> int:

@@ -118,6 +118,11 @@ class ChromaSkillStore:
             SharedSystemClient.clear_system_cache()
             self._connect()
 
+    def recreate(self) -> None:
+        """Drop the collection and create it empty (to change the embedding dimension)."""
+        self._client.delete_collection(self._name)
+        self._connect()
+
     def upsert(self, skills: Sequence[Skill], embeddings: np.ndarray) -> None:
         if not skills:
             return

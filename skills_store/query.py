@@ -69,6 +69,9 @@ def _error_lines(lines: list[str]) -> list[str]:
         entry = f"{etype}: {message}" if message else etype
         if entry not in found:
             found.append(entry)
+    # A bare type (`tests/t.py:5: AssertionError`) adds nothing when the same type appears with its message.
+    with_message = {e.split(":", 1)[0] for e in found if ":" in e}
+    found = [e for e in found if ":" in e or e not in with_message]
     found.reverse()  # the last raised exception is the one the agent must fix
     return found
 

@@ -1,0 +1,205 @@
+"""SkillBank: hybrid search, filters, counters, consistency between Chroma and the catalog."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from skills_store.bank import SkillBank
+from skills_store.embedders import make_embedder
+from skills_store.errors import ConfigError, InvalidInput, NotFound
+
+TRACEBACK = """Traceback (most recent call last):
+  File "/tmp/app/main.py", line 3, in <module>
+    import collectionz
+ModuleNotFoundError: No module named 'collectionz'
+"""
+
+
+@pytest.fixture
+def bank(hash_bank: SkillBank, skill_factory) -> SkillBank:
+    hash_bank.upsert(
+        [
+            skill_factory(
+                "missing-module",
+                "Missing module",
+                "ModuleNotFoundError: No module named 'X'",
+                "Install X into the interpreter that runs the code.",
+                tags=["python", "imports"],
+                language="python",
+                confidence=0.8,
+            ),
+            skill_factory(
+                "circular",
+                "Circular import",
+                "ImportError: cannot import name 'X' from partially initialized module 'Y'",
+                "Move the import into the function that needs it.",
+                tags=["python", "imports"],
+                language="python",
+            ),
+            skill_factory(
+                "keyerror",
+                "KeyError on a dict",
+                "KeyError: 'name'",
+                "Use dict.get with a default, or check membership first.",
+                tags=["python"],
+                language="python",
+                repo="acme/api",
+            ),
+            skill_factory(
+                "js-undefined",
+                "Cannot read properties of undefined",
+                "TypeError: Cannot read properties of undefined (reading 'x')",
+                "Guard with optional chaining.",
+                tags=["javascript"],
+                language="javascript",
+            ),
+        ]
+    )
+    return hash_bank
+
+
+def test_traceback_finds_the_missing_module_skill_first_in_every_mode(bank: SkillBank) -> None:
+    for mode in ("hybrid", "vector", "keyword"):
+        hits = bank.search(TRACEBACK, 3, mode=mode, count_use=False)
+        assert hits[0].skill.skill_id == "missing-module", mode
+
+
+def test_hybrid_score_is_one_when_both_sides_rank_a_skill_first(bank: SkillBank) -> None:
+    bank.config.fusion.confidence_weight = 0.0
+    top = bank.search(TRACEBACK, 1, count_use=False)[0]
+    assert top.ranks == {"vector": 1, "keyword": 1}
+    assert top.score == pytest.approx(1.0)
+
+
+def test_empty_store_answers_no_skills(hash_bank: SkillBank) -> None:
+    assert hash_bank.search("anything", 5) == []
+
+
+def test_every_returned_skill_counts_one_use(bank: SkillBank) -> None:
+    hits = bank.search(TRACEBACK, 2)
+    assert [h.skill.uses for h in hits] == [1, 1]
+    assert bank.get(hits[0].skill.skill_id).uses == 1
+    bank.search(TRACEBACK, 2)
+    assert bank.get(hits[0].skill.skill_id).uses == 2
+
+
+def test_use_counters_reach_chroma_on_flush(bank: SkillBank) -> None:
+    bank.search(TRACEBACK, 1)
+    assert bank.store.get(["missing-module"])[0].uses == 0
+    bank.flush()
+    assert bank.store.get(["missing-module"])[0].uses == 1
+
+
+def test_language_filter_keeps_only_that_language(bank: SkillBank) -> None:
+    hits = bank.search("TypeError undefined", 5, language="javascript", count_use=False)
+    assert [h.skill.skill_id for h in hits] == ["js-undefined"]
+
+
+def test_tag_filter_requires_every_tag(bank: SkillBank) -> None:
+    hits = bank.search("import problem", 5, tags=["python", "imports"], count_use=False)
+    assert {h.skill.skill_id for h in hits} == {"missing-module", "circular"}
+
+
+def test_repo_and_min_confidence_filters(bank: SkillBank) -> None:
+    assert [h.skill.skill_id for h in bank.search("KeyError", 5, repo="acme/api", count_use=False)] == ["keyerror"]
+    assert [h.skill.skill_id for h in bank.search("import", 5, min_confidence=0.75, count_use=False)] == [
+        "missing-module"
+    ]
+
+
+def test_unknown_filter_values_are_refused_with_suggestions(bank: SkillBank) -> None:
+    with pytest.raises(InvalidInput, match=r"unknown language 'pyhton' \(did you mean 'python'\?\)"):
+        bank.search("x", language="pyhton")
+    with pytest.raises(
+        InvalidInput,
+        match=r"unknown repo 'acme/web' \(did you mean 'acme/api'\?\); unknown tag 'nope' \(known: imports",
+    ):
+        bank.search("x", tags=["nope"], repo="acme/web")
+
+
+def test_unselective_filter_over_fetches_from_the_ann_index(bank: SkillBank) -> None:
+    bank.config.exact_limit = 1  # every filter now counts as unselective
+    hits = bank.search(TRACEBACK, 2, language="python", count_use=False)
+    assert hits[0].skill.skill_id == "missing-module"
+    assert all(h.skill.language == "python" for h in hits)
+
+
+def test_upsert_replaces_a_skill_and_search_sees_the_new_text(bank: SkillBank, skill_factory) -> None:
+    bank.upsert([skill_factory("keyerror", "Renamed", "ZeroDivisionError: division by zero", language="python")])
+    hit = bank.search("ZeroDivisionError: division by zero", 1, mode="keyword", count_use=False)[0]
+    assert hit.skill.skill_id == "keyerror"
+    assert hit.skill.title == "Renamed"
+    assert bank.count() == 4
+
+
+def test_duplicate_ids_in_one_upsert_are_refused(hash_bank: SkillBank, skill_factory) -> None:
+    with pytest.raises(InvalidInput, match="duplicate skill ids"):
+        hash_bank.upsert([skill_factory("a", "t", "p"), skill_factory("a", "t2", "p2")])
+    assert hash_bank.count() == 0
+
+
+def test_delete_removes_from_both_stores(bank: SkillBank) -> None:
+    assert bank.delete(["circular", "no-such"]) == 1
+    assert bank.store.count() == bank.catalog.count() == 3
+    with pytest.raises(NotFound):
+        bank.get("circular")
+
+
+def test_record_outcome_moves_confidence_along_the_beta_posterior(bank: SkillBank) -> None:
+    before = bank.get("circular").confidence
+    (after,) = bank.record_outcome(["circular"], success=True)
+    assert after.confidence > before
+    assert bank.get("circular").successes == 1
+    (worse,) = bank.record_outcome(["circular", "circular"], success=False)
+    assert worse.failures == 1
+    assert worse.confidence < after.confidence
+
+
+def test_catalog_is_rebuilt_from_chroma_when_they_disagree(tmp_path: Path, bank: SkillBank) -> None:
+    home = bank.catalog.path.parent
+    bank.close()
+    (home / "catalog.db").unlink()
+    for suffix in ("-wal", "-shm"):
+        (home / f"catalog.db{suffix}").unlink(missing_ok=True)
+    reopened = SkillBank.open(home, make_embedder("hash"))
+    try:
+        assert reopened.count() == 4
+        assert reopened.search(TRACEBACK, 1, mode="keyword", count_use=False)[0].skill.skill_id == "missing-module"
+    finally:
+        reopened.close()
+
+
+def test_changing_the_embedder_is_refused_until_reembedded(bank: SkillBank) -> None:
+    home = bank.catalog.path.parent
+    bank.close()
+    with pytest.raises(ConfigError, match="embedded with hash:384, not hash:64"):
+        SkillBank.open(home, make_embedder("hash:64"))
+    reopened = SkillBank.open(home, make_embedder("hash:64"), reembed=True)
+    try:
+        assert reopened.search(TRACEBACK, 1, count_use=False)[0].skill.skill_id == "missing-module"
+    finally:
+        reopened.close()
+
+
+def test_a_write_from_another_process_is_seen_by_the_vector_index(bank: SkillBank) -> None:
+    home = bank.catalog.path.parent
+    script = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from skills_store.bank import SkillBank
+        from skills_store.embedders import make_embedder
+        from skills_store.models import Skill
+        bank = SkillBank.open(Path({str(home)!r}), make_embedder("hash"))
+        bank.upsert([Skill(skill_id="recursion", title="Recursion too deep",
+                           pattern="RecursionError: maximum recursion depth exceeded", strategy="Add a base case.")])
+        bank.close()
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    hits = bank.search("RecursionError: maximum recursion depth exceeded", 1, mode="vector", count_use=False)
+    assert hits[0].skill.skill_id == "recursion"
