@@ -1,0 +1,52 @@
+"""`apply_patch`: parse, plan every file in memory, check Python syntax, then write everything or nothing."""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from pathlib import Path
+
+from sandbox.patch.jail import Jail
+from sandbox.patch.models import PatchResult, SyntaxIssue
+from sandbox.patch.overlay import Entry
+from sandbox.patch.parse import parse_patch
+from sandbox.patch.plan import Planner
+from sandbox.patch.write import commit
+
+
+def apply_patch(root: Path, patch: str, *, dry_run: bool = False) -> PatchResult:
+    """Apply a unified diff or a Codex envelope to the workspace at `root`, all or nothing.
+
+    Raises `sandbox.errors.PatchError` when the patch is refused (malformed, a hunk that does not match or matches
+    ambiguously, a path outside the workspace, a binary file, over 10 MB); its message is the whole feedback for
+    the model, and nothing was written. With `dry_run` the patch is planned and reported but nothing is written.
+    """
+    sections = parse_patch(patch)
+    jail = Jail(root)
+    plan = Planner(jail).run(sections)
+    syntax = [issue for entry in plan.entries for issue in _syntax_issues(entry)]
+    if not dry_run:
+        commit(plan.ops, jail.root)
+    return PatchResult(
+        applied=not dry_run,
+        dry_run=dry_run,
+        files=plan.changes,
+        syntax_errors=syntax,
+        warnings=plan.warnings,
+    )
+
+
+def _syntax_issues(entry: Entry) -> list[SyntaxIssue]:
+    """A Python file's syntax error as the patch leaves it (empty for other files, deleted files, valid code)."""
+    if entry.text is None or not entry.rel.endswith(".py"):
+        return []
+    source = entry.text.text()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(source, filename=entry.rel)
+    except SyntaxError as exc:
+        return [SyntaxIssue(path=entry.rel, line=exc.lineno, message=exc.msg)]
+    except (ValueError, UnicodeError) as exc:
+        return [SyntaxIssue(path=entry.rel, line=None, message=str(exc))]
+    return []

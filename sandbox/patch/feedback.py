@@ -1,0 +1,192 @@
+"""The refusal text a model reads: which file and hunk, the lines expected, the closest actual lines with their
+numbers, which other hunks would have applied, and how to fix the patch."""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from sandbox.patch.apply import FileOutcome, HunkResult
+from sandbox.patch.match import Ambiguity, AnchorMissing, fold
+from sandbox.patch.ops import FilePatch, Hunk
+
+MAX_SHOWN_LINES = 40
+MAX_DETAILED = 10
+_SIMILARITY_SCAN_LIMIT = 20_000
+
+
+@dataclass
+class Problem:
+    path: str
+    message: str
+    fix: str = ""
+    section: FilePatch | None = None
+    outcome: FileOutcome | None = None
+    """Set for hunks that did not apply; the message then introduces them."""
+
+
+@dataclass
+class Refusal:
+    problems: list[Problem] = field(default_factory=list)
+    applied: list[str] = field(default_factory=list)
+    """`path: hunks 1, 3` for the hunks that would have applied."""
+
+    def render(self) -> str:
+        blocks: list[str] = []
+        for problem in self.problems:
+            blocks.extend(_render_problem(problem))
+        count = len(blocks)
+        shown = blocks[:MAX_DETAILED]
+        if count > MAX_DETAILED:
+            shown.append(f"... and {count - MAX_DETAILED} more problem(s) like these.")
+        head = f"apply_patch refused, nothing was written. {count} problem(s):"
+        tail = (
+            "Hunks that would have applied: " + "; ".join(self.applied) + "."
+            if self.applied
+            else "No other hunk of this patch would have applied."
+        )
+        return "\n\n".join([head, *shown, tail, "Fix the problems above and send the whole patch again."])
+
+
+def _render_problem(problem: Problem) -> list[str]:
+    if problem.outcome is None or problem.section is None:
+        return [f"{problem.path}: {problem.message}\nHow to fix: {problem.fix}"]
+    total = len(problem.section.hunks)
+    return [_render_hunk(problem, result, total) for result in problem.outcome.failed]
+
+
+def _render_hunk(problem: Problem, result: HunkResult, total: int) -> str:
+    assert problem.outcome is not None
+    assert problem.section is not None
+    hunk = result.hunk
+    lines = problem.outcome.original.lines
+    where = f"{problem.path}, hunk {hunk.number} of {total} ({hunk.header.strip()[:80]}, patch line {hunk.patch_line})"
+    codex = problem.section.fmt == "codex"
+    if isinstance(result.problem, AnchorMissing):
+        similar = _closest_line(lines, result.problem.anchor)
+        hint = f" The most similar line is {similar[0] + 1}: {similar[1].strip()!r}." if similar else ""
+        return (
+            f"{where}: the anchor `@@ {result.problem.anchor}` matches no line of the file.{hint}\n"
+            "How to fix: the text after `@@` must be a whole line of the file (or its beginning), such as the "
+            "`def` or `class` line that contains the change; or leave the anchor out."
+        )
+    if isinstance(result.problem, Ambiguity):
+        numbers = ", ".join(str(p + 1) for p in result.problem.positions[:20])
+        extra = (
+            "add an `@@ <line>` anchor naming the enclosing class or function"
+            if codex
+            else "put the intended line number in the `@@ -l,n +l,n @@` header"
+        )
+        return (
+            f"{where}: its lines match equally well at lines {numbers} ({result.problem.level} match).\n"
+            f"{_expected(hunk)}\n"
+            f"How to fix: add context lines that occur only at the intended place, or {extra}."
+        )
+    expected_at = hunk.old_start
+    start = closest_window(lines, hunk.old_lines, expected_at)
+    closest = _closest_block(lines, hunk, start) if start is not None else "The file is empty."
+    near = f" near line {start + 1}" if start is not None else ""
+    return (
+        f"{where}: its context and removed lines were not found in the file.\n{_expected(hunk)}\n{closest}\n"
+        f"How to fix: re-read {problem.path}{near} and copy the context (' ') and removed ('-') lines exactly as "
+        "they are in the file now, whitespace included; keep the lines in the file's order."
+    )
+
+
+def _expected(hunk: Hunk) -> str:
+    body = [line for line in hunk.lines if line.op != "+"]
+    shown = [f"    {line.op}{line.text}" for line in body[:MAX_SHOWN_LINES]]
+    if len(body) > MAX_SHOWN_LINES:
+        shown.append(f"    ... ({len(body) - MAX_SHOWN_LINES} more lines)")
+    return "Expected these lines (' ' context, '-' removed):\n" + "\n".join(shown)
+
+
+def _closest_block(lines: list[str], hunk: Hunk, start: int) -> str:
+    want = hunk.old_lines
+    window = lines[start : start + min(len(want), MAX_SHOWN_LINES)]
+    width = len(str(start + len(window)))
+    rows: list[str] = []
+    same = 0
+    for offset, actual in enumerate(window):
+        expected = want[offset] if offset < len(want) else None
+        if actual == expected:
+            mark = " "
+            same += 1
+        elif expected is not None and fold(actual) == fold(expected):
+            mark = "~"
+        else:
+            mark = "!"
+        rows.append(f"  {mark} {start + offset + 1:>{width}} | {actual}")
+    first, last = start + 1, start + len(window)
+    head = (
+        f"Closest lines in the file, {first}-{last} ({same} of {len(window)} identical; "
+        "'~' differs only in whitespace or punctuation, '!' differs):"
+    )
+    return head + "\n" + "\n".join(rows)
+
+
+def closest_window(lines: list[str], want: list[str], expected: int | None) -> int | None:
+    """The start of the file window most like `want`: most lines equal after folding, then nearest `expected`."""
+    if not lines:
+        return None
+    if not want:
+        return min(max(expected or 0, 0), len(lines) - 1)
+    index: dict[str, list[int]] = defaultdict(list)
+    for j, text in enumerate(lines):
+        key = fold(text)
+        if key:
+            index[key].append(j)
+    votes: Counter[int] = Counter()
+    for i, text in enumerate(want):
+        for j in index.get(fold(text), ()):
+            votes[j - i] += 1
+    if not votes:
+        votes = _similar_votes(lines, want)
+    if not votes:
+        return min(max(expected or 0, 0), len(lines) - 1)
+    best = max(votes.values())
+    starts = [s for s, v in votes.items() if v == best]
+    chosen = min(starts, key=lambda s: (abs(s - expected) if expected is not None else 0, s))
+    return min(max(chosen, 0), len(lines) - 1)
+
+
+def _similar_votes(lines: list[str], want: list[str]) -> Counter[int]:
+    """When no line is equal: place the window by the file line most similar to one of the longest wanted lines."""
+    votes: Counter[int] = Counter()
+    if len(lines) > _SIMILARITY_SCAN_LIMIT:
+        return votes
+    longest = sorted(range(len(want)), key=lambda i: -len(want[i].strip()))[:3]
+    for i in longest:
+        near = _closest_line(lines, want[i])
+        if near is not None:
+            votes[near[0] - i] += 1
+    return votes
+
+
+def _closest_line(lines: list[str], text: str) -> tuple[int, str] | None:
+    target = fold(text)
+    if not target or len(lines) > _SIMILARITY_SCAN_LIMIT:
+        return None
+    matcher = difflib.SequenceMatcher(autojunk=False)
+    matcher.set_seq2(target)
+    best: tuple[float, int] = (0.0, -1)
+    for j, line in enumerate(lines):
+        matcher.set_seq1(fold(line))
+        if matcher.real_quick_ratio() > best[0] and matcher.quick_ratio() > best[0]:
+            ratio = matcher.ratio()
+            if ratio > best[0]:
+                best = (ratio, j)
+    if best[1] < 0 or best[0] < 0.5:
+        return None
+    return best[1], lines[best[1]]
+
+
+def applied_summary(path: str, results: list[HunkResult], total: int) -> str | None:
+    """`path: hunks 1, 3` (or `all N hunks`) for the hunks of a file that were placed."""
+    placed = [r.hunk.number for r in results if r.match is not None]
+    if not placed:
+        return None
+    if len(placed) == total:
+        return f"{path}: all {total} hunk(s)"
+    return f"{path}: hunk(s) {', '.join(map(str, placed))} of {total}"

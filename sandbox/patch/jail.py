@@ -1,0 +1,102 @@
+"""The workspace jail: every path a patch names must stay inside the root, outside `.git/`, and not be a link."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+from sandbox.errors import PatchError
+
+_DRIVE_RE = re.compile(r"^[A-Za-z]:")
+
+
+class PathRefused(PatchError):
+    """A path in the patch is not allowed; the message says which and why."""
+
+    def __init__(self, path: str, problem: str, fix: str) -> None:
+        self.path = path
+        super().__init__(f"apply_patch refused, nothing was written.\n{path!r}: {problem}\nHow to fix: {fix}")
+
+
+_RELATIVE = "use a path relative to the workspace root, such as src/module.py"
+
+
+def normalize(path: str) -> str:
+    """Check a path as written in the patch and return it as `dir/name`, or raise `PathRefused`."""
+    if "\x00" in path:
+        raise PathRefused(path, "the path contains a NUL byte", _RELATIVE)
+    if "\\" in path:
+        raise PathRefused(path, "the path contains a backslash", "separate directories with '/'")
+    if path.startswith(("/", "~")) or _DRIVE_RE.match(path):
+        raise PathRefused(path, "absolute paths are refused", _RELATIVE)
+    parts = [part for part in path.split("/") if part not in ("", ".")]
+    if not parts:
+        raise PathRefused(path, "the path names no file", _RELATIVE)
+    if ".." in parts:
+        raise PathRefused(path, "'..' is refused: paths must stay inside the workspace", _RELATIVE)
+    if any(part.casefold() == ".git" for part in parts):
+        raise PathRefused(path, "files under .git/ cannot be patched", "patch the working tree's files only")
+    return "/".join(parts)
+
+
+class Jail:
+    """Resolves relative paths under a workspace root and refuses every way out of it."""
+
+    def __init__(self, root: Path) -> None:
+        try:
+            self.root = root.resolve(strict=True)
+        except OSError as exc:
+            raise PatchError(f"apply_patch refused: the workspace root {root} does not exist ({exc})") from exc
+        if not self.root.is_dir():
+            raise PatchError(f"apply_patch refused: the workspace root {root} is not a directory")
+
+    def resolve(self, rel: str) -> Path:
+        """The real location of the already normalised `rel`; its parents may be links that stay inside the root."""
+        target = self.root / rel
+        try:
+            parent = target.parent.resolve(strict=False)
+        except (OSError, RuntimeError) as exc:
+            raise PathRefused(rel, f"the path cannot be resolved ({exc})", _RELATIVE) from exc
+        if not parent.is_relative_to(self.root):
+            raise PathRefused(
+                rel, "the path leads outside the workspace through a symbolic link", "patch files inside the workspace"
+            )
+        inside = parent.relative_to(self.root).parts
+        if any(part.casefold() == ".git" for part in inside):
+            raise PathRefused(rel, "the path leads into .git/ through a symbolic link", "patch working-tree files")
+        final = parent / target.name
+        if final.is_symlink():
+            real = Path(os.path.realpath(final))
+            inside_root = real.is_relative_to(self.root)
+            shown = real.relative_to(self.root).as_posix() if inside_root else "outside the workspace"
+            raise PathRefused(rel, f"the path is a symbolic link (to {shown})", "patch the file the link points to")
+        return final
+
+    def display(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+
+def regular_file_mode(path: Path, rel: str) -> int | None:
+    """The permission bits of a regular file; None when nothing is there. Refuses directories and special files."""
+    try:
+        info = path.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        raise PathRefused(rel, "this is a directory, not a file", "name a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise PathRefused(rel, "this is not a regular file", "patch regular text files only")
+    return stat.S_IMODE(info.st_mode)
+
+
+def check_creatable(jail: Jail, path: Path, rel: str) -> None:
+    """A new file's nearest existing ancestor must be a directory inside the root."""
+    ancestor = path.parent
+    while not ancestor.exists():
+        if ancestor.is_symlink():
+            raise PathRefused(rel, "a directory on the path is a dangling symbolic link", "create real directories")
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise PathRefused(rel, f"{jail.display(ancestor)} is a file, not a directory", "choose another path")

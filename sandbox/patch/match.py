@@ -1,0 +1,193 @@
+"""The matching ladder: where in a file a hunk's old lines (context and removed lines) are.
+
+Per hunk, in order: exact at the stated line, exact at the nearest offset, ignoring trailing whitespace, ignoring
+surrounding whitespace, with unicode punctuation folded, then the same with up to one and two outer context lines
+dropped (GNU patch's fuzz). The first rung with any match decides; two matches that are equally good are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sandbox.patch.models import MatchLevel
+from sandbox.patch.ops import Hunk
+
+_FOLD: dict[int, str] = {}
+for _chars, _to in (
+    ("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-"),
+    ("\u2018\u2019\u201a\u201b\u2032\uff07", "'"),
+    ("\u201c\u201d\u201e\u201f\u2033\uff02", '"'),
+    ("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "),
+    ("\u200b\u200c\u200d\u2060\ufeff", ""),
+):
+    for _ch in _chars:
+        _FOLD[ord(_ch)] = _to
+_FOLD[ord("\u2026")] = "..."
+
+
+def fold(text: str) -> str:
+    """The line with surrounding whitespace removed and unicode dashes, quotes and odd spaces made ASCII."""
+    return text.translate(_FOLD).strip()
+
+
+Comparator = tuple[MatchLevel, Callable[[str], str] | None]
+COMPARATORS: tuple[Comparator, ...] = (
+    ("exact", None),
+    ("trailing_ws", str.rstrip),
+    ("surrounding_ws", str.strip),
+    ("unicode", fold),
+)
+
+
+class Haystack:
+    """A file's lines with their normalised forms, computed once per comparator."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self._views: dict[MatchLevel, list[str]] = {"exact": lines}
+
+    def view(self, level: MatchLevel, norm: Callable[[str], str] | None) -> list[str]:
+        if level not in self._views:
+            assert norm is not None
+            self._views[level] = [norm(line) for line in self.lines]
+        return self._views[level]
+
+    def find_all(self, needle: list[str], level: MatchLevel, norm: Callable[[str], str] | None, lo: int) -> list[int]:
+        """Every start index >= lo where the needle's lines equal the file's lines under this comparator."""
+        view = self.view(level, norm)
+        want = needle if norm is None else [norm(line) for line in needle]
+        size, last = len(want), len(view) - len(want)
+        first, found, pos = want[0], [], lo
+        while pos <= last:
+            try:
+                pos = view.index(first, pos, last + 1)
+            except ValueError:
+                break
+            if view[pos : pos + size] == want:
+                found.append(pos)
+            pos += 1
+        return found
+
+
+@dataclass
+class Match:
+    start: int
+    """Index of the first matched old line in the file."""
+    length: int
+    """How many file lines the matched old lines cover."""
+    trim_front: int = 0
+    """Leading context lines of the hunk that were not matched (fuzz)."""
+    trim_back: int = 0
+    level: MatchLevel = "exact"
+    comparator: MatchLevel = "exact"
+    offset: int = 0
+    """Lines between the stated position and where the hunk was found."""
+
+
+@dataclass
+class Ambiguity:
+    positions: list[int]
+    """0-based indexes of the equally good matches."""
+    level: MatchLevel
+
+
+@dataclass
+class AnchorMissing:
+    anchor: str
+
+
+Located = Match | Ambiguity | AnchorMissing | None
+
+
+def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
+    """Find the hunk at or after index `lo`; `origin` is the expected index (stated line plus earlier drift)."""
+    anchors: list[int] | None = None
+    if hunk.anchors:
+        anchors = anchor_positions(hay, hunk.anchors)
+        if not anchors:
+            return AnchorMissing(hunk.anchors[-1])
+    old = hunk.old_lines
+    if not old:
+        return _insertion(hay, hunk, origin, lo, anchors)
+    if origin is not None and lo <= origin and hay.lines[origin : origin + len(old)] == old:
+        return _match(hunk, origin, len(old), 0, 0, "exact", "exact")
+    front, back = _context_edges(hunk)
+    tried: set[tuple[int, int]] = set()
+    for fuzz in (0, 1, 2):
+        f, b = min(fuzz, front), min(fuzz, back)
+        if (f, b) in tried or len(old) - f - b <= 0:
+            continue
+        tried.add((f, b))
+        needle = old[f : len(old) - b]
+        for comparator, norm in COMPARATORS:
+            found = hay.find_all(needle, comparator, norm, lo)
+            if not found:
+                continue
+            expected = None if origin is None else origin + f
+            chosen = _choose(found, expected, anchors, len(hay.lines) - len(needle) if hunk.at_eof else None)
+            if chosen is None:
+                continue
+            level: MatchLevel = comparator if fuzz == 0 else ("fuzz1" if fuzz == 1 else "fuzz2")
+            if len(chosen) > 1:
+                return Ambiguity(chosen, level)
+            if level == "exact" and expected is not None and chosen[0] != expected:
+                level = "offset"
+            return _match(hunk, chosen[0], len(needle), f, b, level, comparator)
+    return None
+
+
+def _match(hunk: Hunk, start: int, length: int, f: int, b: int, level: MatchLevel, comparator: MatchLevel) -> Match:
+    offset = 0 if hunk.old_start is None else start - f - hunk.old_start
+    return Match(start, length, f, b, level, comparator, offset)
+
+
+def _context_edges(hunk: Hunk) -> tuple[int, int]:
+    ops = [line.op for line in hunk.lines]
+    front = next((i for i, op in enumerate(ops) if op != " "), len(ops))
+    back = next((i for i, op in enumerate(reversed(ops)) if op != " "), len(ops))
+    return front, back
+
+
+def _choose(
+    found: list[int], expected: int | None, anchors: list[int] | None, eof_start: int | None
+) -> list[int] | None:
+    """The best of the matches: one index, several equally good ones, or None when none is acceptable."""
+    if eof_start is not None and eof_start in found:
+        return [eof_start]
+    if expected is not None:
+        best = min(abs(pos - expected) for pos in found)
+        return [pos for pos in found if abs(pos - expected) == best]
+    if anchors is not None:
+        after = sorted({next((pos for pos in found if pos >= a), -1) for a in anchors} - {-1})
+        return after or None
+    return found
+
+
+def _insertion(hay: Haystack, hunk: Hunk, origin: int | None, lo: int, anchors: list[int] | None) -> Located:
+    """A hunk with only added lines: at its stated line, after its anchor, or at the end of the file."""
+    if origin is not None:
+        return _match(hunk, min(max(origin, lo), len(hay.lines)), 0, 0, 0, "exact", "exact")
+    if anchors is not None:
+        if len(anchors) > 1:
+            return Ambiguity(anchors, "exact")
+        return Match(max(anchors[0] + 1, lo), 0)
+    return Match(len(hay.lines), 0)
+
+
+def anchor_positions(hay: Haystack, anchors: list[str]) -> list[int]:
+    """Where a chain of Codex `@@` anchors leads: each anchor is looked for after the one before it."""
+    view = hay.view("unicode", fold)
+    positions: list[int] | None = None
+    for anchor in anchors:
+        want = fold(anchor)
+        hits = [i for i, line in enumerate(view) if line == want] or [
+            i for i, line in enumerate(view) if want and line.startswith(want)
+        ]
+        if positions is None:
+            positions = hits
+        else:
+            positions = sorted({next((h for h in hits if h > p), -1) for p in positions} - {-1})
+        if not positions:
+            return []
+    return positions or []

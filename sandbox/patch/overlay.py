@@ -1,0 +1,97 @@
+"""The workspace as the patch sees it while it is planned: files read once from disk, then changed in memory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.patch.jail import Jail, PathRefused, normalize, regular_file_mode
+from sandbox.patch.ops import PathChoice
+from sandbox.patch.textfile import BinaryContent, TextFile
+from sandbox.patch.write import WriteOp
+
+DEFAULT_MODE = 0o644
+
+
+@dataclass
+class Entry:
+    rel: str
+    path: Path
+    disk_bytes: bytes | None
+    disk_mode: int | None
+    text: TextFile | None
+    """The planned content; None when the file is (or will be) absent."""
+    mode: int | None
+    binary: bool = False
+    touched: bool = False
+
+    @property
+    def exists(self) -> bool:
+        return self.text is not None or self.binary
+
+    def write_op(self) -> WriteOp | None:
+        """What to do on disk to reach the planned state; None when nothing changes."""
+        if not self.touched or self.binary:
+            return None
+        if self.text is None:
+            if self.disk_bytes is None:
+                return None
+            return WriteOp(self.path, None, None, self.disk_bytes, self.disk_mode)
+        data = self.text.encode()
+        if data == self.disk_bytes and self.mode == self.disk_mode:
+            return None
+        return WriteOp(self.path, data, self.mode, self.disk_bytes, self.disk_mode)
+
+
+class Overlay:
+    def __init__(self, jail: Jail) -> None:
+        self.jail = jail
+        self.entries: dict[Path, Entry] = {}
+
+    def entry(self, rel: str) -> Entry:
+        path = self.jail.resolve(rel)
+        found = self.entries.get(path)
+        if found is not None:
+            return found
+        mode = regular_file_mode(path, rel)
+        data = path.read_bytes() if mode is not None else None
+        text: TextFile | None = None
+        binary = False
+        if data is not None:
+            try:
+                text = TextFile.decode(data)
+            except BinaryContent:
+                binary = True
+        created = Entry(rel, path, data, mode, text, mode, binary)
+        self.entries[path] = created
+        return created
+
+    def existing(self, choice: PathChoice) -> Entry | None:
+        """The first reading of the path that names an existing file (None when none does)."""
+        for rel in _readings(choice):
+            found = self.entry(rel)
+            if found.exists:
+                return found
+        return None
+
+    def new(self, choice: PathChoice) -> Entry:
+        """The preferred reading of a path the patch creates."""
+        return self.entry(_readings(choice)[0])
+
+    def changed(self) -> list[Entry]:
+        return [e for e in self.entries.values() if e.touched]
+
+
+def _readings(choice: PathChoice) -> list[str]:
+    normalize(choice.written)  # the path as written must be safe, whatever prefix is stripped later
+    out: list[str] = []
+    for candidate in choice.candidates:
+        try:
+            rel = normalize(candidate)
+        except PathRefused:
+            continue
+        if rel not in out:
+            out.append(rel)
+    if not out:
+        raise PathRefused(choice.written, "the path names no file", "use a path relative to the workspace root")
+    return out

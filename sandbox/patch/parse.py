@@ -1,0 +1,89 @@
+"""Turn patch text into file sections: size limit, wrappers (code fences, heredoc), format detection."""
+
+from __future__ import annotations
+
+import re
+
+from sandbox.patch.models import MAX_PATCH_BYTES
+from sandbox.patch.ops import FilePatch, MalformedPatch
+from sandbox.patch.parse_codex import BEGIN, END, parse_codex
+from sandbox.patch.parse_unified import parse_unified
+
+_HEREDOC_RE = re.compile(r"""^\s*(?:apply_patch|applypatch)\s*<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\1\s*$""")
+_NO_CHANGES = (
+    "send a unified diff (`--- a/path`, `+++ b/path`, `@@ -l,n +l,n @@` hunks) "
+    f"or a Codex envelope (`{BEGIN}` ... `{END}`)"
+)
+
+
+def parse_patch(text: str) -> list[FilePatch]:
+    """Parse a unified diff or a Codex envelope; raise `MalformedPatch` (a `PatchError`) saying what to change."""
+    if len(text) > MAX_PATCH_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_PATCH_BYTES:
+        raise MalformedPatch(
+            None,
+            f"the patch is larger than {MAX_PATCH_BYTES // (1024 * 1024)} MB",
+            "split it into several smaller patches",
+        )
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise MalformedPatch(line, "the patch contains a NUL byte", "patches must be text; leave binary files out")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    lines = _strip_fence(lines)
+    begin = _codex_begin(lines)
+    if begin is not None:
+        sections = parse_codex(lines, begin)
+        _check_after_end(lines, begin)
+    else:
+        if any(line.rstrip() == BEGIN for line in lines):
+            raise MalformedPatch(
+                None,
+                f"there is text before `{BEGIN}`",
+                f"send only the envelope, from `{BEGIN}` to `{END}` (an `apply_patch <<'EOF'` wrapper is fine)",
+            )
+        sections = parse_unified(lines)
+    if not sections:
+        raise MalformedPatch(None, "the patch contains no file changes", _NO_CHANGES)
+    return sections
+
+
+def _strip_fence(lines: list[str]) -> list[str]:
+    """Drop a Markdown code fence around the whole patch (```diff ... ```)."""
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    last = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), None)
+    if first is None or last is None or first == last:
+        return lines
+    if lines[first].strip().startswith("```") and lines[last].strip() == "```":
+        return lines[first + 1 : last]
+    return lines
+
+
+def _codex_begin(lines: list[str]) -> int | None:
+    """The index of `*** Begin Patch` when the patch is a Codex envelope, optionally in a heredoc wrapper."""
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None:
+        return None
+    if lines[first].rstrip() == BEGIN:
+        return first
+    if _HEREDOC_RE.match(lines[first]):
+        nxt = next((i for i in range(first + 1, len(lines)) if lines[i].strip()), None)
+        if nxt is not None and lines[nxt].rstrip() == BEGIN:
+            return nxt
+    return None
+
+
+def _check_after_end(lines: list[str], begin: int) -> None:
+    """After `*** End Patch` only the heredoc's closing delimiter (or blank lines) may follow."""
+    wrapper = next((line for line in lines[:begin] if line.strip()), None)
+    match = _HEREDOC_RE.match(wrapper) if wrapper is not None else None
+    delimiter = match.group(2) if match else None
+    end = next(i for i in range(begin, len(lines)) if lines[i].rstrip() == END)
+    for i in range(end + 1, len(lines)):
+        stripped = lines[i].strip()
+        if not stripped:
+            continue
+        if delimiter is not None and stripped == delimiter:
+            delimiter = None
+            continue
+        raise MalformedPatch(i + 1, f"unexpected text after `{END}`: {stripped[:80]!r}", "end the patch there")

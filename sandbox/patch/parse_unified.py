@@ -1,0 +1,313 @@
+"""Parser for unified diffs: `git diff` (extended headers, renames, modes), `diff -u` and `diff -ruN`.
+
+Hunk counts are checked but not trusted: when they disagree with the lines that follow, the hunk is recounted from
+its lines, as `git apply --recount` does.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from sandbox.patch.ops import FileKind, FilePatch, Hunk, HunkLine, MalformedPatch
+from sandbox.patch.paths import DEV_NULL, git_header_names, header_name, path_choice, unquote_c
+
+_HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_MODE_RE = re.compile(r"^[0-7]{6}$")
+_GIT_META = (
+    "old mode ",
+    "new mode ",
+    "deleted file mode ",
+    "new file mode ",
+    "rename from ",
+    "rename to ",
+    "rename old ",
+    "rename new ",
+    "copy from ",
+    "copy to ",
+    "similarity index ",
+    "dissimilarity index ",
+    "index ",
+)
+
+
+def parse_unified(lines: list[str]) -> list[FilePatch]:
+    """Parse every file section of a unified diff; `lines` are the patch's lines without their LF."""
+    parser = _Parser(lines)
+    return parser.run()
+
+
+@dataclass
+class _GitMeta:
+    old_mode: str | None = None
+    new_mode: str | None = None
+    new_file_mode: str | None = None
+    deleted: bool = False
+    rename_from: str | None = None
+    rename_to: str | None = None
+    copy_from: str | None = None
+    copy_to: str | None = None
+    names: tuple[str, str] | None = None
+    extra: list[str] = field(default_factory=list)
+
+
+class _Parser:
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.n = len(lines)
+        crs = sum(1 for line in lines if line.endswith("\r"))
+        self.informative = 0 < crs < self.n
+
+    def text(self, i: int) -> str:
+        return self.lines[i].rstrip("\r")
+
+    def run(self) -> list[FilePatch]:
+        out: list[FilePatch] = []
+        i = 0
+        while i < self.n:
+            line = self.text(i)
+            if line.startswith("diff --git "):
+                section, i = self.git_section(i)
+                out.append(section)
+            elif self.is_plain_header(i):
+                section, i = self.plain_section(i)
+                out.append(section)
+            elif line.startswith("GIT binary patch") or _is_binary_notice(line):
+                raise _binary(i + 1, line)
+            elif line.startswith("@@"):
+                raise MalformedPatch(
+                    i + 1,
+                    "this hunk has no file header, so the file it changes is unknown",
+                    "start each file's hunks with `--- a/<path>` and `+++ b/<path>` lines",
+                )
+            else:
+                i += 1  # preamble: commit message, `Index:` lines, `Only in` lines, prose
+        return out
+
+    def is_plain_header(self, i: int) -> bool:
+        return self.text(i).startswith("--- ") and i + 1 < self.n and self.text(i + 1).startswith("+++ ")
+
+    def is_boundary(self, i: int) -> bool:
+        line = self.text(i)
+        if line.startswith(("@@", "diff ", "Index: ")):
+            return True
+        return self.is_plain_header(i) and (i + 2 >= self.n or self.text(i + 2).startswith("@@"))
+
+    def git_section(self, start: int) -> tuple[FilePatch, int]:
+        meta = _GitMeta(names=git_header_names(self.text(start)[len("diff --git ") :], start + 1))
+        i = start + 1
+        old: str | None = None
+        new: str | None = None
+        have_names = False
+        while i < self.n:
+            line = self.text(i)
+            if line.startswith("GIT binary patch") or _is_binary_notice(line):
+                raise _binary(i + 1, line)
+            prefix = next((p for p in _GIT_META if line.startswith(p)), None)
+            if prefix is not None:
+                _record_meta(meta, prefix, line[len(prefix) :].strip(), i + 1)
+                i += 1
+                continue
+            if self.is_plain_header(i):
+                old = self.side_name(i, 4)[0]
+                new = self.side_name(i + 1, 4)[0]
+                have_names = True
+                i += 2
+            break
+        hunks, i = self.read_hunks(i)
+        if not have_names and meta.names is not None:
+            old, new = meta.names
+            old = None if meta.new_file_mode else old
+            new = None if meta.deleted else new
+        if not have_names and meta.names is None and meta.rename_from is None and meta.copy_from is None:
+            raise MalformedPatch(
+                start + 1, "cannot tell the two file names of this `diff --git` line apart", "add `---` / `+++` lines"
+            )
+        return self.git_file(meta, old, new, hunks, start), i
+
+    def git_file(self, meta: _GitMeta, old: str | None, new: str | None, hunks: list[Hunk], start: int) -> FilePatch:
+        kind: FileKind = "modify"
+        if meta.rename_from is not None and meta.rename_to is not None:
+            kind = "rename"
+        elif meta.copy_from is not None and meta.copy_to is not None:
+            kind = "copy"
+        elif meta.new_file_mode is not None or (old is None and new is not None):
+            kind = "add"
+        elif meta.deleted or (new is None and old is not None):
+            kind = "delete"
+        mode = meta.new_file_mode if kind == "add" else meta.new_mode
+        section = FilePatch(kind, path_choice(old, new, git=True, use_new=kind == "add"), start + 1, "unified", hunks)
+        section.new_mode = mode
+        section.crlf_informative = self.informative
+        if kind in ("rename", "copy"):
+            source = meta.rename_from if kind == "rename" else meta.copy_from
+            target = meta.rename_to if kind == "rename" else meta.copy_to
+            assert source is not None
+            assert target is not None
+            section.path = path_choice(source, None, git=True, use_new=False)
+            section.new_path = path_choice(None, target, git=True, use_new=True)
+        return section
+
+    def side_name(self, i: int, skip: int) -> tuple[str | None, bool]:
+        name, epoch = header_name(self.lines[i][skip:], i + 1)
+        return (None if name == DEV_NULL else name), epoch
+
+    def plain_section(self, start: int) -> tuple[FilePatch, int]:
+        old, old_epoch = self.side_name(start, 4)
+        new, new_epoch = self.side_name(start + 1, 4)
+        if old is None and new is None:
+            raise MalformedPatch(start + 1, "both sides of this file header are /dev/null", "name the file")
+        hunks, i = self.read_hunks(start + 2)
+        kind: FileKind = "modify"
+        if old is None or (old_epoch and hunks and all(_old_empty(h) for h in hunks)):
+            kind = "add"
+        elif new is None or (new_epoch and hunks and all(not h.new_lines for h in hunks)):
+            kind = "delete"
+        use_new = kind == "add"
+        section = FilePatch(kind, path_choice(old, new, git=False, use_new=use_new), start + 1, "unified", hunks)
+        if kind == "modify" and old is not None and new is not None and old != new:
+            section.path.candidates += [c for c in path_choice(old, new, git=False, use_new=True).candidates]
+        section.crlf_informative = self.informative
+        return section, i
+
+    def read_hunks(self, i: int) -> tuple[list[Hunk], int]:
+        hunks: list[Hunk] = []
+        while i < self.n and self.text(i).startswith("@@"):
+            hunk, i = self.read_hunk(i, len(hunks) + 1)
+            hunks.append(hunk)
+        return hunks, i
+
+    def read_hunk(self, start: int, number: int) -> tuple[Hunk, int]:
+        header = self.text(start)
+        match = _HUNK_RE.match(header)
+        body, end = (None, start + 1) if match is None else self.read_counted(start, match)
+        if body is None:
+            body, end = self.read_recounted(start + 1)
+        hunk = Hunk(number, start + 1, header, [])
+        _fill(hunk, body, start)
+        if match is not None:
+            old_count = 1 if match.group(2) is None else int(match.group(2))
+            old_line = int(match.group(1))
+            hunk.old_start = old_line if old_count == 0 else max(old_line - 1, 0)
+        if not hunk.lines:
+            raise MalformedPatch(start + 1, f"hunk {number} has no lines", "give each hunk its context and changes")
+        return hunk, end
+
+    def read_counted(self, start: int, match: re.Match[str]) -> tuple[list[tuple[int, str]] | None, int]:
+        """The hunk's lines as its counts say; None when the counts do not fit the lines that follow."""
+        old_left = 1 if match.group(2) is None else int(match.group(2))
+        new_left = 1 if match.group(4) is None else int(match.group(4))
+        body: list[tuple[int, str]] = []
+        i = start + 1
+        while (old_left > 0 or new_left > 0) and i < self.n:
+            line = self.lines[i]
+            op = _op(line)
+            if op is None or self.text(i).startswith(("@@", "diff ")):
+                return None, i
+            if op != "\\":
+                old_left -= op in " -"
+                new_left -= op in " +"
+            if old_left < 0 or new_left < 0:
+                return None, i
+            body.append((i, line))
+            i += 1
+        if old_left > 0 or new_left > 0:
+            return None, i
+        while i < self.n and _op(self.lines[i]) == "\\":
+            body.append((i, self.lines[i]))
+            i += 1
+        if self.more_hunk_lines(i):
+            return None, i
+        return body, i
+
+    def more_hunk_lines(self, i: int) -> bool:
+        """Whether hunk-shaped lines (not just blank ones) follow, up to the next header: the counts were short."""
+        seen_text = False
+        while i < self.n and not self.is_boundary(i):
+            op = _op(self.lines[i])
+            if op is None:
+                return False
+            seen_text = seen_text or self.lines[i].rstrip("\r") != ""
+            i += 1
+        return seen_text
+
+    def read_recounted(self, i: int) -> tuple[list[tuple[int, str]], int]:
+        body: list[tuple[int, str]] = []
+        while i < self.n and not self.is_boundary(i) and _op(self.lines[i]) is not None:
+            body.append((i, self.lines[i]))
+            i += 1
+        while body and body[-1][1].rstrip("\r") == "":
+            body.pop()
+        return body, i
+
+
+def _op(line: str) -> str | None:
+    if line in ("", "\r"):
+        return " "
+    head = line[0]
+    return head if head in " -+\\" else None
+
+
+def _old_empty(hunk: Hunk) -> bool:
+    return not hunk.old_lines
+
+
+def _fill(hunk: Hunk, body: list[tuple[int, str]], start: int) -> None:
+    for _, raw in body:
+        cr = raw.endswith("\r")
+        text = raw[:-1] if cr else raw
+        if text.startswith("\\"):
+            if hunk.lines:
+                _mark_no_newline(hunk)
+            continue
+        op = text[0] if text else " "
+        hunk.lines.append(HunkLine(op, text[1:], cr))  # type: ignore[arg-type]
+
+
+def _mark_no_newline(hunk: Hunk) -> None:
+    last = hunk.lines[-1].op
+    if last in " -":
+        hunk.old_eof_newline = False
+    if last in " +":
+        hunk.new_eof_newline = False
+    if hunk.old_eof_newline is False and hunk.new_eof_newline is None:
+        hunk.new_eof_newline = True
+    if hunk.new_eof_newline is False and hunk.old_eof_newline is None:
+        hunk.old_eof_newline = True
+
+
+def _record_meta(meta: _GitMeta, prefix: str, value: str, line: int) -> None:
+    if prefix.endswith("mode ") and not _MODE_RE.match(value):
+        raise MalformedPatch(line, f"bad file mode {value!r}", "use a git mode such as 100644 or 100755")
+    if prefix == "old mode ":
+        meta.old_mode = value
+    elif prefix == "new mode ":
+        meta.new_mode = value
+    elif prefix == "new file mode ":
+        meta.new_file_mode = value
+    elif prefix == "deleted file mode ":
+        meta.deleted = True
+    elif prefix in ("rename from ", "rename old "):
+        meta.rename_from = _unquote(value, line)
+    elif prefix in ("rename to ", "rename new "):
+        meta.rename_to = _unquote(value, line)
+    elif prefix == "copy from ":
+        meta.copy_from = _unquote(value, line)
+    elif prefix == "copy to ":
+        meta.copy_to = _unquote(value, line)
+
+
+def _unquote(value: str, line: int) -> str:
+    return unquote_c(value, line)[0] if value.startswith('"') else value
+
+
+def _is_binary_notice(line: str) -> bool:
+    return line.startswith("Binary files ") and line.endswith(" differ")
+
+
+def _binary(line: int, text: str) -> MalformedPatch:
+    return MalformedPatch(
+        line,
+        f"binary patches are refused ({text.strip()[:80]})",
+        "apply_patch edits text files only; leave binary files out of the patch",
+    )

@@ -1,0 +1,111 @@
+"""Reading file names out of diff headers: git's C quoting, timestamps, `a/` `b/` prefixes and strip levels."""
+
+from __future__ import annotations
+
+import re
+
+from sandbox.patch.ops import MalformedPatch, PathChoice
+
+DEV_NULL = "/dev/null"
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+_EPOCH_RE = re.compile(r"^(1970-01-01 00:00:00|1969-12-31 (1[2-9]|2[0-3]):\d\d:\d\d)(\.0+)?( [+-]\d{4})?$")
+_SPACE_TIMESTAMP_RE = re.compile(r"\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?( [+-]\d{4})?$")
+
+
+def unquote_c(text: str, line: int) -> tuple[str, str]:
+    """Read a git C-quoted name at the start of `text`; return the name and what follows the closing quote."""
+    out = bytearray()
+    i = 1
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            return out.decode("utf-8", "surrogateescape"), text[i + 1 :]
+        if ch != "\\":
+            out += ch.encode("utf-8", "surrogateescape")
+            i += 1
+            continue
+        nxt = text[i + 1 : i + 2]
+        if nxt in _ESCAPES:
+            out.append(_ESCAPES[nxt])
+            i += 2
+        elif re.fullmatch(r"[0-3][0-7][0-7]", text[i + 1 : i + 4]):
+            out.append(int(text[i + 1 : i + 4], 8))
+            i += 4
+        else:
+            raise MalformedPatch(line, f"bad escape in the quoted file name {text!r}", "quote names as git does")
+    raise MalformedPatch(line, f"the quoted file name {text!r} has no closing quote", "close the quote")
+
+
+def header_name(rest: str, line: int) -> tuple[str, bool]:
+    """The file name of a `---` or `+++` line (after the marker) and whether its timestamp is the epoch."""
+    rest = rest.rstrip("\r")
+    if rest.startswith('"'):
+        name, tail = unquote_c(rest, line)
+        return name, _is_epoch(tail.strip())
+    if "\t" in rest:
+        name, _, stamp = rest.partition("\t")
+        return name.rstrip(), _is_epoch(stamp.strip())
+    stamp_match = _SPACE_TIMESTAMP_RE.search(rest)
+    if stamp_match:
+        return rest[: stamp_match.start()], _is_epoch(stamp_match.group(0).strip())
+    return rest.strip(), False
+
+
+def _is_epoch(stamp: str) -> bool:
+    return bool(_EPOCH_RE.match(stamp))
+
+
+def git_header_names(rest: str, line: int) -> tuple[str, str] | None:
+    """Split the names of `diff --git <a> <b>`; None when they cannot be told apart (the `---` lines decide)."""
+    rest = rest.rstrip("\r")
+    if rest.startswith('"'):
+        first, tail = unquote_c(rest, line)
+        tail = tail.lstrip(" ")
+        second = unquote_c(tail, line)[0] if tail.startswith('"') else tail
+        return first, second
+    if rest.endswith('"'):
+        start = rest.rfind(' "')
+        if start < 0:
+            return None
+        return rest[:start], unquote_c(rest[start + 1 :], line)[0]
+    spaces = [i for i, ch in enumerate(rest) if ch == " "]
+    for i in spaces:  # same name on both sides: `a/NAME b/NAME`
+        left, right = rest[:i], rest[i + 1 :]
+        if _strip_one(left) == _strip_one(right):
+            return left, right
+    index = rest.find(" b/")
+    if index > 0:
+        return rest[:index], rest[index + 1 :]
+    return None
+
+
+def _strip_one(name: str) -> str:
+    return name.split("/", 1)[1] if "/" in name else name
+
+
+def path_choice(old: str | None, new: str | None, *, git: bool, use_new: bool) -> PathChoice:
+    """The path one side of a section names, with strip levels 0 and 1 ordered by how the patch looks.
+
+    Level 1 (drop the first directory) is preferred for git diffs with `a/` `b/` prefixes and for `diff -ruN` of two
+    trees (the first directories differ); level 0 otherwise. The planner falls back to the other level when only it
+    names an existing file.
+    """
+    name = new if use_new else old
+    assert name is not None
+    prefixed = _has_git_prefixes(old, new)
+    if git and not prefixed:
+        return PathChoice(name, [name])
+    level0, level1 = name, _strip_one(name) if "/" in name else None
+    if level1 is None or not level1:
+        return PathChoice(name, [level0])
+    two_trees = bool(old and new and "/" in old and "/" in new and old.split("/")[0] != new.split("/")[0])
+    prefer_one = prefixed or two_trees
+    return PathChoice(name, [level1, level0] if prefer_one else [level0, level1])
+
+
+def _has_git_prefixes(old: str | None, new: str | None) -> bool:
+    if old is not None and new is not None:
+        return old.startswith("a/") and new.startswith("b/")
+    if old is not None:
+        return old.startswith("a/")
+    return new is not None and new.startswith("b/")

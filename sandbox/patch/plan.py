@@ -1,0 +1,195 @@
+"""Plan a whole patch in memory: every section against the overlay, every problem collected, nothing written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sandbox.errors import PatchError
+from sandbox.patch.apply import FileOutcome, apply_hunks
+from sandbox.patch.feedback import Problem, Refusal, applied_summary
+from sandbox.patch.jail import Jail, check_creatable
+from sandbox.patch.models import MATCH_LEVELS, STRICT_LEVELS, FileAction, FileChange, MatchLevel
+from sandbox.patch.ops import FilePatch
+from sandbox.patch.overlay import DEFAULT_MODE, Entry, Overlay
+from sandbox.patch.textfile import TextFile
+from sandbox.patch.write import WriteOp
+
+_MODES = {"100644": False, "100755": True}
+
+
+class _Skip(Exception):
+    """A section could not be planned; its problem was recorded."""
+
+
+@dataclass
+class Plan:
+    changes: list[FileChange] = field(default_factory=list)
+    ops: list[WriteOp] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
+    """The files the patch touches, in their planned state."""
+
+
+class Planner:
+    def __init__(self, jail: Jail) -> None:
+        self.overlay = Overlay(jail)
+        self.refusal = Refusal()
+        self.plan = Plan()
+
+    def run(self, sections: list[FilePatch]) -> Plan:
+        for section in sections:
+            try:
+                self.section(section)
+            except _Skip:
+                continue
+        if self.refusal.problems:
+            raise PatchError(self.refusal.render())
+        self.plan.entries = self.overlay.changed()
+        self.plan.ops = [op for op in (e.write_op() for e in self.plan.entries) if op is not None]
+        return self.plan
+
+    def fail(self, path: str, message: str, fix: str) -> _Skip:
+        self.refusal.problems.append(Problem(path, message, fix))
+        return _Skip()
+
+    def section(self, section: FilePatch) -> None:
+        if section.kind == "add":
+            self.add(section)
+            return
+        source = self.overlay.existing(section.path)
+        if source is None:
+            raise self.fail(
+                section.label(),
+                f"the file does not exist (patch line {section.patch_line})",
+                "check the path against the workspace; to create a file use `--- /dev/null` or `*** Add File:`",
+            )
+        if source.binary:
+            raise self.fail(source.rel, "this is a binary file", "apply_patch changes text files only")
+        assert source.text is not None
+        outcome = self.hunks(section, source, source.text)
+        if section.kind == "delete":
+            self.delete(section, source, outcome)
+            return
+        if section.kind in ("rename", "copy"):
+            self.move(section, source, outcome)
+            return
+        source.text = outcome.text
+        source.mode = _mode(section, source.mode)
+        source.touched = True
+        self.record(section, source.rel, "modify", outcome, source.mode)
+
+    def hunks(self, section: FilePatch, entry: Entry, text: TextFile) -> FileOutcome:
+        self.check_mode(section, entry.rel)
+        outcome = apply_hunks(text, section.hunks, informative=section.crlf_informative)
+        summary = applied_summary(entry.rel, outcome.results, len(section.hunks))
+        if outcome.failed:
+            self.refusal.problems.append(Problem(entry.rel, "", section=section, outcome=outcome))
+            if summary:
+                self.refusal.applied.append(summary)
+            raise _Skip()
+        if summary:
+            self.refusal.applied.append(summary)
+        return outcome
+
+    def check_mode(self, section: FilePatch, rel: str) -> None:
+        if section.new_mode is not None and section.new_mode not in _MODES:
+            raise self.fail(
+                rel,
+                f"mode {section.new_mode} would make a symbolic link, submodule or directory",
+                "apply_patch creates regular files only (modes 100644 and 100755)",
+            )
+
+    def add(self, section: FilePatch) -> None:
+        entry = self.overlay.new(section.path)
+        if entry.exists:
+            raise self.fail(
+                entry.rel,
+                f"the patch creates this file but it already exists (patch line {section.patch_line})",
+                "change it with a modifying hunk (`--- a/path` or `*** Update File:`), or delete it first",
+            )
+        check_creatable(self.overlay.jail, entry.path, entry.rel)
+        if any(h.old_lines for h in section.hunks):
+            raise self.fail(entry.rel, "a new file's hunks must only add lines", "prefix every line with '+'")
+        outcome = self.hunks(section, entry, TextFile())
+        entry.text = outcome.text
+        entry.mode = _mode(section, DEFAULT_MODE)
+        entry.touched = True
+        self.record(section, entry.rel, "add", outcome, entry.mode)
+
+    def delete(self, section: FilePatch, entry: Entry, outcome: FileOutcome) -> None:
+        left = len(outcome.text.lines) if outcome.text is not None else 0
+        if section.check_content and left:
+            raise self.fail(
+                entry.rel,
+                f"the patch deletes this file but {left} of its {len(outcome.original.lines)} lines are not removed",
+                "re-read the file and remove every line, or modify it instead of deleting it",
+            )
+        entry.text = None
+        entry.touched = True
+        self.record(section, entry.rel, "delete", outcome, None)
+
+    def move(self, section: FilePatch, source: Entry, outcome: FileOutcome) -> None:
+        assert section.new_path is not None
+        target = self.overlay.new(section.new_path)
+        if target.path == source.path:
+            source.text = outcome.text
+            source.touched = True
+            self.record(section, source.rel, "modify", outcome, source.mode)
+            return
+        if target.exists:
+            raise self.fail(target.rel, "the patch moves or copies a file here but this file exists", "pick a new path")
+        check_creatable(self.overlay.jail, target.path, target.rel)
+        target.text = outcome.text
+        target.mode = _mode(section, source.mode or DEFAULT_MODE)
+        target.touched = True
+        action: FileAction = "add"
+        if section.kind == "rename":
+            source.text = None
+            source.touched = True
+            action = "rename"
+        self.record(section, target.rel, action, outcome, target.mode, old_path=source.rel)
+
+    def record(
+        self,
+        section: FilePatch,
+        rel: str,
+        action: FileAction,
+        outcome: FileOutcome,
+        mode: int | None,
+        old_path: str | None = None,
+    ) -> None:
+        matches = [(r.hunk.number, r.match) for r in outcome.results if r.match is not None]
+        levels: list[MatchLevel] = [m.level for _, m in matches] or ["exact"]
+        weakest = max(levels, key=MATCH_LEVELS.index)
+        offset = max((m.offset for _, m in matches), key=abs, default=0)
+        for number, match in matches:
+            if match.level not in STRICT_LEVELS:
+                dropped = match.trim_front + match.trim_back
+                note = f", {dropped} outer context line(s) ignored" if dropped else ""
+                self.plan.warnings.append(
+                    f"{rel} hunk {number}: matched at line {match.start + 1} with {match.level}{note}; check the result"
+                )
+        shown_mode = None
+        if section.new_mode is not None and mode is not None:
+            shown_mode = section.new_mode
+        self.plan.changes.append(
+            FileChange(
+                path=rel,
+                action=action,
+                hunks=len(matches),
+                offset_lines=offset,
+                fuzzy=weakest not in STRICT_LEVELS,
+                old_path=old_path,
+                match=weakest,
+                mode=shown_mode,
+            )
+        )
+
+
+def _mode(section: FilePatch, current: int | None) -> int:
+    base = current if current is not None else DEFAULT_MODE
+    if section.new_mode is None:
+        return base
+    if _MODES[section.new_mode]:
+        return base | ((base & 0o444) >> 2)
+    return base & ~0o111

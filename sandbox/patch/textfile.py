@@ -1,0 +1,82 @@
+"""A text file as lines plus what must survive a rewrite: each line's ending, the BOM, the final newline.
+
+Bytes that are not valid UTF-8 are kept through `surrogateescape`, so any text file round-trips byte for byte.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+BOM = "\ufeff"
+_BOM_BYTES = BOM.encode("utf-8")
+LF = "\n"
+CRLF = "\r\n"
+
+
+class BinaryContent(ValueError):
+    """The bytes are not text (they contain NUL)."""
+
+
+@dataclass
+class TextFile:
+    lines: list[str] = field(default_factory=list)
+    """Each line without its ending."""
+    eols: list[str] = field(default_factory=list)
+    """Each line's ending: LF or CRLF; only the last line may have none ("")."""
+    bom: bool = False
+
+    @classmethod
+    def decode(cls, data: bytes) -> TextFile:
+        if b"\x00" in data:
+            raise BinaryContent("contains NUL bytes")
+        bom = data.startswith(_BOM_BYTES)
+        text = data[len(_BOM_BYTES) :].decode("utf-8", "surrogateescape") if bom else _decode(data)
+        return cls(*split_lines(text), bom=bom)
+
+    def encode(self) -> bytes:
+        body = "".join([line + eol for line, eol in zip(self.lines, self.eols, strict=True)])
+        data = body.encode("utf-8", "surrogateescape")
+        return _BOM_BYTES + data if self.bom else data
+
+    @property
+    def ends_with_newline(self) -> bool:
+        return not self.eols or self.eols[-1] != ""
+
+    def dominant_eol(self) -> str:
+        """CRLF when most line endings are CRLF, LF otherwise."""
+        crlf = self.eols.count(CRLF)
+        return CRLF if crlf > self.eols.count(LF) else LF
+
+    def text(self) -> str:
+        """The content with LF endings and no BOM (for parsing)."""
+        return "\n".join(self.lines)
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "surrogateescape")
+
+
+def split_lines(text: str) -> tuple[list[str], list[str]]:
+    """Split text into lines and their endings (LF or CRLF; "" for a last line without one)."""
+    if not text:
+        return [], []
+    parts = text.split("\n")
+    final = parts.pop()
+    if "\r" not in text:
+        lines, eols = parts, [LF] * len(parts)
+    else:
+        lines, eols = [], []
+        for part in parts:
+            if part.endswith("\r"):
+                lines.append(part[:-1])
+                eols.append(CRLF)
+            else:
+                lines.append(part)
+                eols.append(LF)
+    if final:
+        lines.append(final)
+        eols.append("")
+    return lines, eols

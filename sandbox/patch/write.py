@@ -1,0 +1,136 @@
+"""All-or-nothing writes: stage every new file as a temp file beside its target, then `os.replace` them in.
+
+If any step fails, every file already replaced or deleted is put back from the bytes read while planning, new files
+and directories are removed, and the error says so. A failure while staging changes nothing at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.errors import PatchError
+
+_TEMP_PREFIX = ".skillbank-patch-"
+
+
+@dataclass
+class WriteOp:
+    path: Path
+    data: bytes | None
+    """The new content; None deletes the file."""
+    mode: int | None
+    """Permission bits of the new content."""
+    original: bytes | None
+    """The content before the patch; None when the file did not exist."""
+    original_mode: int | None
+
+
+class WriteFailed(PatchError):
+    """The operating system refused a write; everything was rolled back."""
+
+
+def _replace(src: str | Path, dst: str | Path) -> None:
+    os.replace(src, dst)
+
+
+def _unlink(path: Path) -> None:
+    path.unlink()
+
+
+def commit(ops: list[WriteOp], root: Path) -> None:
+    """Write and delete as `ops` say, atomically as a whole; raise `WriteFailed` after a full rollback."""
+    writes = [op for op in ops if op.data is not None]
+    deletes = [op for op in ops if op.data is None]
+    created_dirs: list[Path] = []
+    staged: list[tuple[WriteOp, Path]] = []
+    for op in writes:
+        try:
+            _make_parents(op.path.parent, root, created_dirs)
+            staged.append((op, _stage(op.path, op.data or b"", op.mode)))
+        except OSError as exc:
+            _discard(staged, created_dirs)
+            where = op.path.relative_to(root).as_posix()
+            raise WriteFailed(f"apply_patch could not write {where} ({exc}); nothing was changed") from exc
+    done: list[WriteOp] = []
+    current: WriteOp | None = None
+    try:
+        for current, temp in staged:
+            _replace(temp, current.path)
+            done.append(current)
+        for current in deletes:
+            _unlink(current.path)
+            done.append(current)
+    except OSError as exc:
+        leftovers = _rollback(done)
+        _discard([(op, temp) for op, temp in staged if op not in done], created_dirs)
+        where = current.path.relative_to(root).as_posix() if current is not None else "?"
+        if leftovers:
+            raise WriteFailed(
+                f"apply_patch failed writing {where} ({exc}) and could not restore {', '.join(leftovers)}"
+            ) from exc
+        raise WriteFailed(f"apply_patch failed writing {where} ({exc}); every file was restored") from exc
+    for op in deletes:
+        _remove_empty_parents(op.path.parent, root)
+
+
+def _make_parents(parent: Path, root: Path, created: list[Path]) -> None:
+    """Create the missing directories above a new file, recording each one as soon as it exists."""
+    missing: list[Path] = []
+    probe = parent
+    while probe != root and not probe.exists():
+        missing.append(probe)
+        probe = probe.parent
+    for directory in reversed(missing):
+        directory.mkdir()
+        created.append(directory)
+
+
+def _stage(path: Path, data: bytes, mode: int | None) -> Path:
+    fd, name = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fchmod(handle.fileno(), mode if mode is not None else 0o644)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
+    return Path(name)
+
+
+def _discard(staged: list[tuple[WriteOp, Path]], created_dirs: list[Path]) -> None:
+    for _, temp in staged:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+    for directory in reversed(created_dirs):
+        with contextlib.suppress(OSError):
+            directory.rmdir()
+
+
+def _rollback(done: list[WriteOp]) -> list[str]:
+    """Undo the replaced and deleted files, newest first; return the paths that could not be restored."""
+    failed: list[str] = []
+    for op in reversed(done):
+        try:
+            if op.original is None:
+                op.path.unlink(missing_ok=True)
+            else:
+                os.replace(_stage(op.path, op.original, op.original_mode), op.path)
+        except OSError:
+            failed.append(str(op.path))
+    return failed
+
+
+def _remove_empty_parents(directory: Path, root: Path) -> None:
+    """After a deletion, remove directories it left empty (as `git apply` does), never the root."""
+    while directory != root and directory.is_relative_to(root):
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent
