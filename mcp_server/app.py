@@ -6,6 +6,7 @@ in-memory `mcp.Client(server)`.
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -16,15 +17,15 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 
 from mcp_server.deps import Deps
-from mcp_server.tools import patch, record_trajectory, run_tests, search
 
 log = logging.getLogger(__name__)
 
-REGISTRARS: dict[str, Callable[[MCPServer, Deps], None]] = {
-    "search_skills": search.register,
-    "apply_patch": patch.register,
-    "run_tests": run_tests.register,
-    "record_trajectory": record_trajectory.register,
+#: Tool name -> the module whose `register(server, deps)` adds it. Only the exposed tools' modules are imported.
+TOOL_MODULES = {
+    "search_skills": "mcp_server.tools.search",
+    "apply_patch": "mcp_server.tools.patch",
+    "run_tests": "mcp_server.tools.run_tests",
+    "record_trajectory": "mcp_server.tools.record_trajectory",
 }
 
 INSTRUCTIONS = """\
@@ -70,7 +71,8 @@ def create_server(deps: Deps, *, warmup_after_s: float | None = 2.0, flush_every
 
     server.middleware.append(warm_up_after_listing)
     for name in deps.tools:
-        REGISTRARS[name](server, deps)
+        register: Callable[[MCPServer, Deps], None] = importlib.import_module(TOOL_MODULES[name]).register
+        register(server, deps)
     return server
 
 

@@ -280,12 +280,13 @@ class SkillBank:
                 break
         out = self.config.fusion.rerank_by_confidence(out) if mode == "hybrid" else out
         if count_use and out:
-            self._count_uses([s.skill.skill_id for s in out])
+            self.count_uses([s.skill.skill_id for s in out])
             for s in out:
                 s.skill.uses += 1
         return out
 
-    def _count_uses(self, ids: list[str]) -> None:
+    def count_uses(self, ids: list[str]) -> None:
+        """Count one use of each skill (it was shown to an agent)."""
         self.catalog.record_uses(ids)
         with self._write_lock:
             self._dirty.update(ids)

@@ -1,0 +1,43 @@
+"""The `apply_patch` tool: a thin adapter over `sandbox.patch.apply_patch` (all or nothing, jailed)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from mcp_server.deps import Deps
+from mcp_server.errors import refusals_as_tool_errors, tool_result
+from sandbox.patch import PatchResult, apply_patch
+
+
+def register(server: MCPServer, deps: Deps) -> None:
+    @server.tool(
+        name="apply_patch",
+        description=(
+            "Apply a patch to the workspace, all files or none. Accepts unified diffs (git diff, diff -u) and the "
+            "Codex '*** Begin Patch' envelope. Hunks that moved or whose whitespace drifted still apply; an "
+            "ambiguous or non-matching hunk is refused with the lines it expected and the closest lines found. "
+            "Paths must stay inside the workspace. Use dry_run to check a patch without writing."
+        ),
+        annotations=ToolAnnotations(destructiveHint=True, idempotentHint=False, openWorldHint=False),
+    )
+    async def apply_patch_tool(
+        patch: Annotated[str, Field(min_length=1, description="The patch text (unified diff or Codex envelope).")],
+        ctx: Context,
+        dry_run: Annotated[bool, Field(description="Plan and report without writing anything.")] = False,
+    ) -> Annotated[CallToolResult, PatchResult]:
+        async with deps.capture.tool_call(ctx, "apply_patch", {"patch": patch, "dry_run": dry_run}) as call:
+            with refusals_as_tool_errors():
+                result = await anyio.to_thread.run_sync(lambda: apply_patch(deps.workspace, patch, dry_run=dry_run))
+            call.summary = {
+                "applied": result.applied,
+                "files": [f"{f.action} {f.path}" for f in result.files],
+                "fuzzy": any(f.fuzzy for f in result.files),
+                "syntax_errors": len(result.syntax_errors),
+            }
+            call.ok = result.applied or result.dry_run
+            return tool_result(result, result.render())

@@ -1,0 +1,131 @@
+"""The `run_tests` tool: a thin adapter over `sandbox.runner.run_tests`, plus skills suggested for the failures."""
+
+from __future__ import annotations
+
+import logging
+from typing import Annotated, Any, Literal
+
+import anyio
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, ToolAnnotations
+from pydantic import Field
+
+from mcp_server.deps import Deps
+from mcp_server.errors import refusals_as_tool_errors, tool_result
+from mcp_server.lazy import SkillBankUnavailable
+from mcp_server.tools.search import SkillHit
+from sandbox.models import TestRunResult
+from sandbox.runner import RunnerConfig, failure_queries, run_tests
+from skills_store.bank import SkillBank
+
+log = logging.getLogger(__name__)
+
+SUGGESTIONS = 3
+
+
+def suggest_skills(bank: SkillBank, queries: list[str], k: int = SUGGESTIONS) -> list[SkillHit]:
+    """The best `k` skills over all failure messages (each skill once, at its best score); counted as uses."""
+    best: dict[str, SkillHit] = {}
+    for query in queries:
+        for hit in bank.search(query, k, count_use=False):
+            current = best.get(hit.skill.skill_id)
+            if current is None or hit.score > current.score:
+                best[hit.skill.skill_id] = SkillHit.of(hit)
+    top = sorted(best.values(), key=lambda h: -h.score)[:k]
+    if top:
+        bank.count_uses([h.skill_id for h in top])
+        for hit in top:
+            hit.uses += 1
+    return top
+
+
+def render(result: TestRunResult) -> str:
+    counts = ", ".join(
+        f"{n} {name}"
+        for name, n in (
+            ("passed", result.passed),
+            ("failed", result.failed),
+            ("errors", result.errors),
+            ("skipped", result.skipped),
+            ("xfailed", result.xfailed),
+            ("xpassed", result.xpassed),
+        )
+        if n
+    )
+    lines = [
+        f"{result.status.upper()}: {counts or 'no tests ran'} in {result.duration_s:.1f}s "
+        f"({result.backend}; reward {result.reward.value:.2f})"
+    ]
+    for case in result.tests:
+        if case.outcome in ("failed", "error", "xpassed"):
+            lines.append(f"- {case.outcome} {case.id}: {case.message or ''}".rstrip(": "))
+    lines.extend(f"warning: {w}" for w in result.warnings)
+    if result.suggested_skills:
+        lines.append("Skills from earlier sessions that match these failures (advice, verify before acting):")
+        for s in result.suggested_skills:
+            lines.append(f"- [{s['skill_id']}] {s['title']}: {s['strategy']}")
+    if result.status in ("error", "timeout", "no_tests") or not result.tests:
+        lines.append("--- output tail ---\n" + result.output_tail[-4000:])
+    return "\n".join(lines)
+
+
+def register(server: MCPServer, deps: Deps) -> None:
+    settings = deps.settings
+    config = RunnerConfig(
+        test_python=settings.test_python, reward_weights=settings.reward_weights, docker_image=settings.docker_image
+    )
+
+    @server.tool(
+        name="run_tests",
+        description=(
+            "Run the workspace's tests in a sandbox (no network) and get every test's outcome, failed first, a "
+            "reward, and skills from earlier sessions that match the failures. Default: the whole pytest suite."
+        ),
+        annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False),
+    )
+    async def run_tests_tool(
+        ctx: Context,
+        tests: Annotated[
+            list[str] | None, Field(max_length=200, description="pytest node ids or paths; default: the whole suite.")
+        ] = None,
+        command: Annotated[
+            str | None, Field(max_length=4000, description="Replaces the default `python -m pytest`.")
+        ] = None,
+        timeout_s: Annotated[int, Field(ge=1, le=3600, description="Wall-clock limit for the run.")] = 600,
+        backend: Annotated[Literal["auto", "local", "docker"], Field(description="Where to run.")] = "auto",
+    ) -> Annotated[CallToolResult, TestRunResult]:
+        args: dict[str, Any] = {"tests": tests, "command": command, "timeout_s": timeout_s, "backend": backend}
+        async with deps.capture.tool_call(ctx, "run_tests", args) as call:
+            chosen = settings.sandbox if backend == "auto" else backend
+            with refusals_as_tool_errors():
+                result = await anyio.to_thread.run_sync(
+                    lambda: run_tests(
+                        deps.workspace, tests=tests, command=command, timeout_s=timeout_s, backend=chosen, config=config
+                    )
+                )
+            if result.status in ("failed", "error"):
+                result.suggested_skills = [h.model_dump(mode="json") for h in await _suggest(deps, result)]
+            call.summary = {
+                "status": result.status,
+                "passed": result.passed,
+                "failed": result.failed,
+                "errors": result.errors,
+                "failing": [t.id for t in result.tests if t.outcome in ("failed", "error")][:20],
+                "backend": result.backend,
+            }
+            call.ok = result.status == "passed"
+            call.reward = result.reward.value
+            call.skills_shown = [s["skill_id"] for s in result.suggested_skills]
+            return tool_result(result, render(result))
+
+
+async def _suggest(deps: Deps, result: TestRunResult) -> list[SkillHit]:
+    queries = failure_queries(result)
+    if not queries:
+        return []
+    try:
+        bank = await deps.skills.get()
+        return await anyio.to_thread.run_sync(lambda: suggest_skills(bank, queries))
+    except SkillBankUnavailable as exc:
+        result.warnings.append(f"no suggested skills: {exc}")
+        return []
