@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic_ai import models
 
+from mcp_server.settings import Settings
 from skills_store.models import Skill
 
 models.ALLOW_MODEL_REQUESTS = False
@@ -52,3 +53,14 @@ def hash_bank(tmp_path: Path):
     bank = SkillBank.open(tmp_path / "bank", make_embedder("hash"))
     yield bank
     bank.close()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def test_settings(tmp_path: Path) -> Settings:
+    """Settings for an in-process server: temp data dir, hash embedder, no starter pack."""
+    return Settings(home=tmp_path / "home", embedder="hash", starter_skills=False, workspace=tmp_path)
