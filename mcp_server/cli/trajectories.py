@@ -1,0 +1,137 @@
+"""`skillbank trajectories list | show ID | export --format jsonl|trl | close-stale`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+
+from mcp_server.cli.common import clean_errors, fail, load_settings
+
+app = typer.Typer(help="Inspect and export captured trajectories.", no_args_is_help=True)
+PAGE = 200
+
+
+def _open_store():
+    from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+
+    settings = load_settings()
+    path = settings.home / "trajectories.db"
+    if not path.is_file():
+        fail(f"no trajectories yet: {path} does not exist (run `skillbank serve` or the Claude Code hook first)", 1)
+    return SQLiteTrajectoryStore(path)
+
+
+def _short(text: str | None, width: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@app.command("list")
+def list_(
+    status: Annotated[Literal["open", "closed"] | None, typer.Option(help="Only open or closed ones.")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=10_000, help="How many, newest first.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+) -> None:
+    """List trajectories, newest first."""
+    with clean_errors():
+        store = _open_store()
+        try:
+            for traj in store.list(status=status, limit=limit):
+                count = store.step_count(traj.trajectory_id)
+                if as_json:
+                    typer.echo(json.dumps({**traj.model_dump(mode="json", exclude={"steps"}), "steps": count}))
+                    continue
+                reward = "-" if traj.reward is None else f"{traj.reward:.2f}"
+                typer.echo(
+                    f"{traj.trajectory_id:<28} {traj.created_at:%Y-%m-%d %H:%M} {traj.status:<6} "
+                    f"{traj.outcome or '-':<9} {count:>5} steps  reward {reward:<5} {traj.source or '-':<18} "
+                    f"{_short(traj.task, 50)}"
+                )
+        finally:
+            store.shutdown()
+
+
+@app.command()
+def show(
+    trajectory_id: Annotated[str, typer.Argument(help="The id, as `list` shows it.")],
+    as_json: Annotated[bool, typer.Option("--json", help="The whole trajectory as JSON.")] = False,
+) -> None:
+    """Show one trajectory and its steps."""
+    with clean_errors():
+        store = _open_store()
+        try:
+            traj = store.get(trajectory_id)
+        finally:
+            store.shutdown()
+    if as_json:
+        typer.echo(traj.model_dump_json(indent=2))
+        return
+    typer.echo(f"{traj.trajectory_id}  {traj.status}  outcome={traj.outcome or '-'}  reward={traj.reward}")
+    typer.echo(f"task: {traj.task or '-'}\nsource: {traj.source or '-'}  workspace: {traj.workspace or '-'}")
+    typer.echo(f"skills shown: {', '.join(traj.skills_shown) or '-'}")
+    for step in traj.steps:
+        mark = {True: "ok", False: "FAILED", None: ""}[step.ok]
+        head = f"[{step.index}] {step.ts:%H:%M:%S} {step.kind}" + (f" {step.tool}" if step.tool else "")
+        typer.echo(f"{head} {mark}".rstrip())
+        for label, value in (("args", step.args), ("result", step.result), ("", step.content)):
+            if value:
+                text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+                typer.echo(f"    {label + ': ' if label else ''}{_short(text, 300)}")
+
+
+def _all(store, include_open: bool) -> Iterator:
+    offset = 0
+    while True:
+        page = store.list(status=None if include_open else "closed", limit=PAGE, offset=offset)
+        for traj in page:
+            yield store.get(traj.trajectory_id)
+        if len(page) < PAGE:
+            return
+        offset += PAGE
+
+
+@app.command()
+def export(
+    fmt: Annotated[Literal["jsonl", "trl"], typer.Option("--format", help="jsonl: raw; trl: TRL records.")] = "jsonl",
+    out: Annotated[Path | None, typer.Option(help="Output file (default: stdout).")] = None,
+    include_open: Annotated[bool, typer.Option(help="Also export trajectories that are still open.")] = False,
+    min_reward: Annotated[float | None, typer.Option(help="Only trajectories with at least this reward.")] = None,
+) -> None:
+    """Export closed trajectories as JSONL, or as TRL conversational records with their reward."""
+    from skills_store.trl_export import export_lines, reward_of
+
+    with clean_errors():
+        store = _open_store()
+        stream = out.open("w", encoding="utf-8") if out else sys.stdout
+        count = 0
+        try:
+            trajs = (t for t in _all(store, include_open) if min_reward is None or (reward_of(t) or 0.0) >= min_reward)
+            for line in export_lines(trajs, fmt):
+                stream.write(line + "\n")
+                count += 1
+        finally:
+            store.shutdown()
+            if out:
+                stream.close()
+    if out:
+        typer.echo(f"wrote {count} trajectories to {out}", err=True)
+
+
+@app.command("close-stale")
+def close_stale(
+    idle_hours: Annotated[float, typer.Option(min=0.0, help="Close open ones with no step for this long.")] = 24.0,
+) -> None:
+    """Close trajectories left open (a crashed client or server) as `abandoned`."""
+    with clean_errors():
+        store = _open_store()
+        try:
+            closed = store.close_stale(timedelta(hours=idle_hours))
+        finally:
+            store.shutdown()
+    typer.echo(f"closed {len(closed)} trajectories" + (f": {', '.join(closed)}" if closed else ""))

@@ -1,0 +1,99 @@
+"""Trajectories as training data: raw JSONL, and TRL conversational records with a reward.
+
+`jsonl`: one trajectory per line, `Trajectory.model_dump(mode="json")` with its steps.
+
+`trl`: one record per trajectory in TRL's conversational prompt-completion form, which `SFTTrainer` trains on
+(loss on the completion only) and whose `prompt` `GRPOTrainer` samples from; the extra `reward` column is what
+reward-weighted fine-tuning (or filtering to `reward >= x`) uses:
+
+    {"prompt": [{"role": "user", "content": "<task>"}],
+     "completion": [{"role": "assistant", "content": "...", "tool_calls": [...]},
+                    {"role": "tool", "tool_call_id": "call_3", "name": "run_tests", "content": "..."}, ...],
+     "reward": 0.85, "outcome": "success", "trajectory_id": "traj-...", "source": "mcp:claude-code"}
+
+Steps map to messages as: `thought` and `action` -> assistant text; `tool_call` -> an assistant message with one
+OpenAI-style tool call (arguments as an object) followed by the tool's message (the result summary, or the
+error); `observation` -> a tool message when it answers the step before, else a user message; `message` ->
+user. The reward is the last `run_tests` reward of the trajectory, else 1.0 for `success` and 0.0 for
+`failure`, else null.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any, Literal
+
+from skills_store.errors import InvalidInput
+from skills_store.models import StoredStep, Trajectory
+
+ExportFormat = Literal["jsonl", "trl"]
+FORMATS: tuple[ExportFormat, ...] = ("jsonl", "trl")
+
+
+def reward_of(traj: Trajectory) -> float | None:
+    if traj.reward is not None:
+        return traj.reward
+    return {"success": 1.0, "failure": 0.0}.get(traj.outcome or "")
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _messages(steps: list[StoredStep]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for step in steps:
+        if step.kind in ("thought", "action"):
+            out.append({"role": "assistant", "content": step.content})
+        elif step.kind == "tool_call":
+            call_id = f"call_{step.index}"
+            name = step.tool or "tool"
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {"id": call_id, "type": "function", "function": {"name": name, "arguments": step.args or {}}}
+                    ],
+                }
+            )
+            body = step.content if step.ok is False and step.content else _text(step.result) or step.content
+            out.append({"role": "tool", "tool_call_id": call_id, "name": name, "content": body})
+        elif step.kind == "observation" and out and out[-1]["role"] == "assistant":
+            out.append({"role": "tool", "name": step.tool or "observation", "content": step.content})
+        else:
+            out.append({"role": "user", "content": step.content})
+    return out
+
+
+def to_trl(traj: Trajectory) -> dict[str, Any]:
+    """One TRL conversational prompt-completion record (see the module doc)."""
+    messages = _messages(traj.steps)
+    if traj.task:
+        prompt = [{"role": "user", "content": traj.task}]
+    else:
+        # No task: the first user message (the prompt that started a Claude Code session) is the prompt.
+        first = next((i for i, m in enumerate(messages) if m["role"] == "user"), None)
+        prompt = [messages.pop(first)] if first is not None else [{"role": "user", "content": ""}]
+    return {
+        "prompt": prompt,
+        "completion": messages,
+        "reward": reward_of(traj),
+        "outcome": traj.outcome,
+        "trajectory_id": traj.trajectory_id,
+        "source": traj.source,
+        "repo": traj.repo,
+        "skills_shown": traj.skills_shown,
+    }
+
+
+def export_lines(trajectories: Iterable[Trajectory], fmt: ExportFormat) -> Iterator[str]:
+    """JSON lines (without newlines) of the trajectories in `fmt`."""
+    if fmt not in FORMATS:
+        raise InvalidInput(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
+    for traj in trajectories:
+        record = traj.model_dump(mode="json") if fmt == "jsonl" else to_trl(traj)
+        yield json.dumps(record, ensure_ascii=False)

@@ -1,0 +1,94 @@
+"""`skillbank trajectories list | show | export | close-stale` on a real store under SKILLBANK_HOME."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mcp_server.cli.trajectories import app
+from skills_store.models import Step
+from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def filled(skillbank_home: Path) -> dict[str, str]:
+    with SQLiteTrajectoryStore(skillbank_home / "trajectories.db") as store:
+        done = store.create(task="fix the parser", source="mcp:agent").trajectory_id
+        store.append(
+            done,
+            [
+                Step(kind="thought", content="check parse()"),
+                Step(kind="tool_call", tool="run_tests", args={"tests": []}, result={"status": "passed"}, ok=True),
+            ],
+        )
+        store.update(done, reward=1.0)
+        store.close(done, "success")
+        failed = store.create(task="port to v2").trajectory_id
+        store.close(failed, "failure")
+        live = store.create(task="still going").trajectory_id
+    return {"done": done, "failed": failed, "live": live}
+
+
+def test_list_shows_newest_first_with_status_outcome_and_step_count(filled: dict[str, str]) -> None:
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert [line.split()[0] for line in lines] == [filled["live"], filled["failed"], filled["done"]]
+    assert "closed success       2 steps  reward 1.00" in lines[2]
+    closed = runner.invoke(app, ["list", "--status", "closed", "--json"])
+    assert [json.loads(line)["trajectory_id"] for line in closed.output.splitlines()] == [
+        filled["failed"],
+        filled["done"],
+    ]
+
+
+def test_show_prints_the_steps(filled: dict[str, str]) -> None:
+    result = runner.invoke(app, ["show", filled["done"]])
+    assert result.exit_code == 0, result.output
+    assert "task: fix the parser" in result.output
+    assert "[1]" in result.output
+    assert "tool_call run_tests ok" in result.output
+    as_json = runner.invoke(app, ["show", filled["done"], "--json"])
+    assert json.loads(as_json.output)["steps"][0]["content"] == "check parse()"
+
+
+def test_show_of_an_unknown_id_fails_with_a_message(filled: dict[str, str]) -> None:
+    result = runner.invoke(app, ["show", "traj-nope"])
+    assert result.exit_code == 2
+    assert "no trajectory 'traj-nope'" in result.output
+
+
+def test_export_trl_writes_closed_trajectories_with_their_reward(filled: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "trl.jsonl"
+    result = runner.invoke(app, ["export", "--format", "trl", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["trajectory_id"]: r["reward"] for r in records} == {filled["done"]: 1.0, filled["failed"]: 0.0}
+    assert all(r["prompt"][0]["role"] == "user" for r in records)
+    best = runner.invoke(app, ["export", "--format", "jsonl", "--min-reward", "0.5", "--include-open"])
+    assert [json.loads(line)["trajectory_id"] for line in best.output.splitlines()] == [filled["done"]]
+
+
+def test_an_unknown_export_format_is_refused_before_anything_is_written(filled: dict[str, str], tmp_path: Path) -> None:
+    result = runner.invoke(app, ["export", "--format", "csv", "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2
+    assert "csv" in result.output
+    assert not (tmp_path / "x").exists()
+
+
+def test_close_stale_closes_idle_open_trajectories(filled: dict[str, str]) -> None:
+    assert "closed 0 trajectories" in runner.invoke(app, ["close-stale"]).output
+    result = runner.invoke(app, ["close-stale", "--idle-hours", "0"])
+    assert f"closed 1 trajectories: {filled['live']}" in result.output
+
+
+def test_without_a_store_the_commands_say_where_they_looked(skillbank_home: Path) -> None:
+    result = runner.invoke(app, ["list"])
+    assert result.exit_code == 1
+    assert "no trajectories yet" in result.output
+    assert not (skillbank_home / "trajectories.db").exists()
