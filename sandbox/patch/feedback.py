@@ -113,7 +113,7 @@ def _closest_block(lines: list[str], hunk: Hunk, start: int) -> str:
         if actual == expected:
             mark = " "
             same += 1
-        elif expected is not None and fold(actual) == fold(expected):
+        elif expected is not None and _squeeze(actual) == _squeeze(expected):
             mark = "~"
         else:
             mark = "!"
@@ -124,6 +124,10 @@ def _closest_block(lines: list[str], hunk: Hunk, start: int) -> str:
         "'~' differs only in whitespace or punctuation, '!' differs):"
     )
     return head + "\n" + "\n".join(rows)
+
+
+def _squeeze(text: str) -> str:
+    return "".join(fold(text).split())
 
 
 def closest_window(lines: list[str], want: list[str], expected: int | None) -> int | None:

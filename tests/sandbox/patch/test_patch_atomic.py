@@ -1,0 +1,135 @@
+"""All or nothing: dry runs, rollback when the OS fails mid-write, and what a rewrite must preserve."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sandbox.errors import PatchError
+from sandbox.patch import apply_patch, write
+
+HashTree = Callable[[Path], str]
+
+THREE_FILES = (
+    "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n"
+    "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+B\n"
+    "--- /dev/null\n+++ b/new/c.txt\n@@ -0,0 +1 @@\n+c\n"
+    "--- a/d.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-d\n"
+)
+
+
+@pytest.fixture
+def three(tmp_path: Path) -> Path:
+    for name in "abd":
+        (tmp_path / f"{name}.txt").write_text(f"{name}\n")
+    return tmp_path
+
+
+def test_dry_run_reports_the_plan_and_writes_nothing(three: Path, hash_tree: HashTree):
+    before = hash_tree(three)
+    result = apply_patch(three, THREE_FILES, dry_run=True)
+    assert hash_tree(three) == before
+    assert (result.applied, result.dry_run) == (False, True)
+    assert [(c.path, c.action) for c in result.files] == [
+        ("a.txt", "modify"),
+        ("b.txt", "modify"),
+        ("new/c.txt", "add"),
+        ("d.txt", "delete"),
+    ]
+
+
+def test_failure_during_replace_rolls_every_file_back(three: Path, hash_tree: HashTree, monkeypatch):
+    before = hash_tree(three)
+    calls: list[str] = []
+
+    def failing_replace(src: str | Path, dst: str | Path) -> None:
+        calls.append(str(dst))
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        os.replace(src, dst)
+
+    monkeypatch.setattr(write, "_replace", failing_replace)
+    with pytest.raises(PatchError, match="every file was restored"):
+        apply_patch(three, THREE_FILES)
+    assert hash_tree(three) == before
+    assert not [p for p in three.rglob("*") if p.name.startswith(".skillbank-patch-")]
+
+
+def test_failure_during_delete_rolls_back_the_replaced_files(three: Path, hash_tree: HashTree, monkeypatch):
+    before = hash_tree(three)
+
+    def failing_unlink(path: Path) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(write, "_unlink", failing_unlink)
+    with pytest.raises(PatchError, match=r"failed writing d\.txt"):
+        apply_patch(three, THREE_FILES)
+    assert hash_tree(three) == before
+
+
+def test_failure_while_staging_changes_nothing(three: Path, hash_tree: HashTree, monkeypatch):
+    before = hash_tree(three)
+    real_stage = write._stage
+
+    def failing_stage(path: Path, data: bytes, mode: int | None) -> Path:
+        if path.name == "c.txt":
+            raise OSError(122, "Disk quota exceeded")
+        return real_stage(path, data, mode)
+
+    monkeypatch.setattr(write, "_stage", failing_stage)
+    with pytest.raises(PatchError, match=r"could not write new/c\.txt .*nothing was changed"):
+        apply_patch(three, THREE_FILES)
+    assert hash_tree(three) == before
+
+
+def test_file_mode_is_preserved(tmp_path: Path):
+    path = tmp_path / "run.sh"
+    path.write_text("#!/bin/sh\necho a\n")
+    path.chmod(0o750)
+    apply_patch(tmp_path, "--- a/run.sh\n+++ b/run.sh\n@@ -2 +2 @@\n-echo a\n+echo b\n")
+    assert path.stat().st_mode & 0o7777 == 0o750
+    assert path.read_text() == "#!/bin/sh\necho b\n"
+
+
+def test_bom_is_preserved(tmp_path: Path):
+    path = tmp_path / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbffirst\nsecond\n")
+    apply_patch(tmp_path, "--- a/bom.txt\n+++ b/bom.txt\n@@ -1,2 +1,2 @@\n first\n-second\n+2\n")
+    assert path.read_bytes() == b"\xef\xbb\xbffirst\n2\n"
+
+
+def test_missing_final_newline_is_preserved_when_the_patch_does_not_mention_it(tmp_path: Path):
+    path = tmp_path / "f.txt"
+    path.write_text("a\nb")
+    apply_patch(tmp_path, "*** Begin Patch\n*** Update File: f.txt\n@@\n a\n-b\n+B\n+C\n*** End Patch\n")
+    assert path.read_bytes() == b"a\nB\nC"
+
+
+def test_mixed_line_endings_keep_each_unchanged_line_s_ending(tmp_path: Path):
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(b"one\r\ntwo\nthree\r\nfour\r\n")
+    apply_patch(tmp_path, "--- a/mixed.txt\n+++ b/mixed.txt\n@@ -2,2 +2,2 @@\n two\n-three\n+3\n")
+    assert path.read_bytes() == b"one\r\ntwo\n3\r\nfour\r\n"
+
+
+def test_invalid_utf8_bytes_survive_a_rewrite(tmp_path: Path):
+    path = tmp_path / "latin.txt"
+    path.write_bytes(b"caf\xe9\nx\n")
+    apply_patch(tmp_path, "--- a/latin.txt\n+++ b/latin.txt\n@@ -2 +2 @@\n-x\n+y\n")
+    assert path.read_bytes() == b"caf\xe9\ny\n"
+
+
+def test_deleting_the_last_file_of_a_directory_removes_the_directory(tmp_path: Path):
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "sub" / "only.txt").write_text("x\n")
+    apply_patch(tmp_path, "*** Begin Patch\n*** Delete File: pkg/sub/only.txt\n*** End Patch\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_temp_files_are_left_after_success(three: Path):
+    apply_patch(three, THREE_FILES)
+    names = sorted(p.relative_to(three).as_posix() for p in three.rglob("*"))
+    assert names == ["a.txt", "b.txt", "new", "new/c.txt"]
