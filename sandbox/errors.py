@@ -19,3 +19,7 @@ class PatchError(RequestRefused):
 
 class BackendUnavailable(SandboxError):
     """The requested sandbox backend cannot run here (no Docker engine, no image)."""
+
+
+class InterpreterNotFound(RequestRefused):
+    """No Python exists for the default test command; the message says how to provide one (or pass `command`)."""

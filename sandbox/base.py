@@ -1,0 +1,167 @@
+"""The `Sandbox` protocol, the result of one command, and the helpers every backend shares.
+
+A sandbox runs one command with a wall-clock timeout and returns an `ExecResult`. A failing, crashing or
+timed-out command is data in that result, never an exception. Each backend (`LocalSandbox`, `DockerSandbox`)
+makes a *scratch* directory that is visible at the same path inside the sandbox and on the host: the command's
+HOME and TMPDIR live there, and so do files the caller wants back (the junit report of a test run).
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+#: Environment variables a sandboxed command inherits from the host (all others are dropped).
+ENV_ALLOWLIST = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM")
+#: Names that look like credentials; they are dropped even when allow-listed or passed through.
+SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE", re.IGNORECASE)
+#: The PATH inside a sandbox when the host has none.
+DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+class ExecResult(BaseModel):
+    """What one command did: its exit code, the tails of its output, and whether it ran out of time."""
+
+    exit_code: int | None
+    """The exit status, shell style (128+N when killed by signal N); None when it was killed for the timeout."""
+    stdout: str
+    """The last bytes of standard output (see the backend's `max_output_bytes`)."""
+    stderr: str
+    """The last bytes of standard error."""
+    stdout_bytes: int = 0
+    """How many bytes the command wrote to standard output in all."""
+    stderr_bytes: int = 0
+    """How many bytes the command wrote to standard error in all."""
+    timed_out: bool = False
+    duration_s: float
+    killed_leftovers: bool = False
+    """Processes the command left running were killed when it ended."""
+
+    @property
+    def truncated(self) -> bool:
+        """Whether some output was dropped (only the tails are kept)."""
+        return self.stdout_bytes > len(self.stdout.encode()) or self.stderr_bytes > len(self.stderr.encode())
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """Runs commands against one workspace, isolated as far as the backend can."""
+
+    name: str
+    """The backend as reported in results: `local`, `local+bwrap` or `docker`."""
+
+    @property
+    def warnings(self) -> list[str]:
+        """What this backend could not isolate here (for example the network without bubblewrap)."""
+        ...
+
+    def scratch(self) -> AbstractContextManager[Path]:
+        """A fresh directory, at the same path inside the sandbox and on the host; removed on exit."""
+        ...
+
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: Path,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        scratch: Path | None = None,
+    ) -> ExecResult:
+        """Run `command` (an argv list) in `cwd`, killing it and everything it started after `timeout` seconds.
+
+        `env` is added to the scrubbed environment. HOME and TMPDIR point into `scratch` (a fresh one is made
+        when none is given). Failures of the command are data in the result.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release what the backend holds (engine connections); warm containers stay for the next run."""
+        ...
+
+
+class TailBuffer:
+    """Keeps the last `limit` bytes written to it and counts every byte."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.total = 0
+        self._buf = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.total += len(data)
+        if len(data) >= self.limit:
+            self._buf = bytearray(data[-self.limit :])
+            return
+        self._buf += data
+        if len(self._buf) > 2 * self.limit:
+            del self._buf[: len(self._buf) - self.limit]
+
+    def text(self) -> str:
+        data = bytes(self._buf[-self.limit :])
+        return data.decode("utf-8", errors="replace")
+
+
+def scrub_env(
+    host: Mapping[str, str], extra: Mapping[str, str] | None, passthrough: Sequence[str] = ()
+) -> dict[str, str]:
+    """The environment of a sandboxed command: allow-listed host variables, minus anything that looks secret.
+
+    `passthrough` names more host variables to keep; `extra` (set by the caller) is added as given, except
+    that names which look like credentials are dropped there too, and that a `PATH` in `extra` is put in front of
+    the sandbox's own PATH rather than replacing it.
+    """
+    names = set(ENV_ALLOWLIST) | set(passthrough)
+    env = {k: v for k, v in host.items() if (k in names or k.startswith("LC_")) and not SECRET_NAME_RE.search(k)}
+    env.setdefault("PATH", DEFAULT_PATH)
+    for key, value in (extra or {}).items():
+        if key == "PATH":
+            env["PATH"] = f"{value}:{env['PATH']}"
+        elif not SECRET_NAME_RE.search(key):
+            env[key] = value
+    return env
+
+
+def sandbox_env(scratch: Path, base: dict[str, str]) -> dict[str, str]:
+    """Point HOME and TMPDIR into `scratch` (creating them) and turn off colour codes in the output."""
+    home, tmp = scratch / "home", scratch / "tmp"
+    home.mkdir(exist_ok=True)
+    tmp.mkdir(exist_ok=True)
+    env = dict(base)
+    env.update(HOME=str(home), TMPDIR=str(tmp), NO_COLOR="1", PY_COLORS="0")
+    return env
+
+
+def shell_exit_code(returncode: int) -> int:
+    """A Popen return code in shell style: -N (killed by signal N) becomes 128+N."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def describe_exit(exit_code: int | None) -> str | None:
+    """A short reason for a signal death (`killed by SIGKILL`), or None for a normal exit."""
+    if exit_code is None or exit_code <= 128 or exit_code > 128 + 64:
+        return None
+    try:
+        name = signal.Signals(exit_code - 128).name
+    except ValueError:
+        return None
+    return f"killed by {name}"
+
+
+def path_is_under(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
+
+
+def minimal_roots(paths: Sequence[Path]) -> list[Path]:
+    """The given paths without those that lie inside another one of them, in a stable order."""
+    out: list[Path] = []
+    for path in sorted(set(paths), key=lambda p: (len(p.parts), str(p))):
+        if not path_is_under(path, out):
+            out.append(path)
+    return out

@@ -1,0 +1,290 @@
+"""`DockerSandbox`: runs commands in a warm container per workspace, through the docker SDK.
+
+The container has no network, memory/CPU/pids limits, a read-only root, all capabilities dropped, and runs as the
+host user; the workspace is bind-mounted read-write at its own path, the host's interpreter dirs read-only (see
+`sandbox.image`). Each command runs under `timeout -s KILL` inside the container and the host kills the container
+as well if it overruns. After a timeout, or when a command leaves processes behind, the container is removed and the
+next run starts a fresh one; otherwise it stays warm and is reused. An idle container exits by itself after
+`idle_minutes`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from sandbox.base import DEFAULT_PATH, ExecResult, TailBuffer, minimal_roots, path_is_under, sandbox_env, scrub_env
+from sandbox.engine import CONTAINER_LABEL, STATE_LABEL, make_client
+from sandbox.errors import BackendUnavailable
+from sandbox.image import DEFAULT_IMAGE, system_mounts
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+    from docker.models.containers import Container
+
+#: PID 1 of a warm container: stays up while runs are in progress or the state dir was touched recently.
+KEEPER = 'while [ -n "$(ls -A "$1")" ] || [ -n "$(find "$1" -maxdepth 0 -mmin "-$2")" ]; do sleep 20 & wait $!; done'
+_SPEC_LABEL = "skillbank.sandbox.spec"
+
+
+class DockerConfig(BaseModel):
+    """Limits of the Docker backend."""
+
+    base_url: str | None = None
+    """Engine address; None uses DOCKER_HOST or the default socket, like the docker CLI."""
+    memory_mb: int = Field(default=2048, ge=64)
+    """Memory limit of the container, MiB (no swap): a 10 GB allocation is killed by the engine."""
+    cpus: float = Field(default=2.0, gt=0)
+    pids_limit: int = Field(default=512, ge=8)
+    """Processes allowed at once: a fork bomb stops here."""
+    tmpfs_mb: int = Field(default=256, ge=1)
+    """Size of the in-memory /tmp (HOME and TMPDIR live in the host-backed scratch dir instead)."""
+    max_file_mb: int = Field(default=1024, ge=1)
+    """Largest file a process may write, MiB."""
+    max_open_files: int = Field(default=4096, ge=16)
+    max_output_bytes: int = Field(default=1 << 20, ge=1024)
+    """Tail kept of stdout and of stderr, each."""
+    idle_minutes: int = Field(default=30, ge=1)
+    """A warm container with no run for this long exits."""
+    kill_grace_s: float = Field(default=5.0, gt=0)
+    """The host kills the container this long after the in-container timeout should have fired."""
+    state_dir: Path | None = None
+    """Host dir for the containers' scratch dirs; default `<tmp>/skillbank-docker`."""
+
+
+class DockerSandbox:
+    """Runs commands in the warm container of one workspace (see the module docstring)."""
+
+    name = "docker"
+
+    def __init__(
+        self,
+        workspace: Path,
+        image: str = DEFAULT_IMAGE,
+        config: DockerConfig | None = None,
+        ro_paths: Sequence[Path] = (),
+    ) -> None:
+        self.workspace = workspace.resolve()
+        self.image = image
+        self.config = config or DockerConfig()
+        self.ro_paths = [Path(p) for p in ro_paths]
+        digest = hashlib.sha256(f"{self.workspace}\0{image}".encode()).hexdigest()[:16]
+        self.container_name = f"skillbank-{digest}"
+        root = self.config.state_dir or Path(tempfile.gettempdir()) / "skillbank-docker"
+        self.state = root / self.container_name
+        self._client: DockerClient | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        return []
+
+    @property
+    def client(self) -> DockerClient:
+        if self._client is None:
+            import docker
+
+            try:
+                self._client = make_client(self.config.base_url)
+            except docker.errors.DockerException as exc:
+                raise BackendUnavailable(f"no Docker engine answers ({exc}): start dockerd or set DOCKER_HOST") from exc
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> DockerSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def scratch(self) -> Iterator[Path]:
+        self.container()
+        path = Path(tempfile.mkdtemp(prefix="run-", dir=self.state))
+        try:
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+
+    def container(self) -> Container:
+        """The running warm container for this workspace, created (or replaced) when needed."""
+        import docker
+
+        spec = self._spec()
+        spec_hash = hashlib.sha256(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        for _ in range(3):
+            try:
+                found = self.client.containers.get(self.container_name)
+            except docker.errors.NotFound:
+                found = None
+            if found is not None and found.status == "running" and found.labels.get(_SPEC_LABEL) == spec_hash:
+                return found
+            if found is not None:
+                self.discard()
+            self.state.mkdir(parents=True, exist_ok=True, mode=0o700)
+            try:
+                spec["labels"][_SPEC_LABEL] = spec_hash
+                return self.client.containers.run(**spec)
+            except docker.errors.ImageNotFound as exc:
+                raise BackendUnavailable(
+                    f"the sandbox image {self.image!r} is not built: run `skillbank sandbox build-image`"
+                ) from exc
+            except docker.errors.APIError as exc:
+                if exc.status_code != 409:  # 409: another run created it at the same moment
+                    raise BackendUnavailable(f"the Docker engine refused the sandbox container: {exc}") from exc
+        raise BackendUnavailable(f"could not start the sandbox container {self.container_name}")
+
+    def discard(self) -> None:
+        """Remove the warm container (killing whatever runs in it); the next run starts a fresh one."""
+        import docker
+
+        with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+            self.client.api.remove_container(self.container_name, force=True)
+
+    def _spec(self) -> dict[str, Any]:
+        import docker
+
+        cfg = self.config
+        volumes = {str(p): {"bind": str(p), "mode": "ro"} for p in self._ro_mounts()}
+        volumes[str(self.workspace)] = {"bind": str(self.workspace), "mode": "rw"}
+        volumes[str(self.state)] = {"bind": str(self.state), "mode": "rw"}
+        mib = 1024 * 1024
+        ulimits = [
+            docker.types.Ulimit(name="fsize", soft=cfg.max_file_mb * mib, hard=cfg.max_file_mb * mib),
+            docker.types.Ulimit(name="nofile", soft=cfg.max_open_files, hard=cfg.max_open_files),
+            docker.types.Ulimit(name="core", soft=0, hard=0),
+        ]
+        return {
+            "image": self.image,
+            "command": ["/bin/sh", "-c", KEEPER, "keeper", str(self.state), str(cfg.idle_minutes)],
+            "name": self.container_name,
+            "detach": True,
+            "labels": {CONTAINER_LABEL: str(self.workspace), STATE_LABEL: str(self.state)},
+            "network_mode": "none",
+            "mem_limit": f"{cfg.memory_mb}m",
+            "memswap_limit": f"{cfg.memory_mb}m",
+            "nano_cpus": int(cfg.cpus * 1e9),
+            "pids_limit": cfg.pids_limit,
+            "read_only": True,
+            "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={cfg.tmpfs_mb}m,mode=1777"},
+            "volumes": volumes,
+            "user": f"{os.getuid()}:{os.getgid()}",
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "ulimits": ulimits,
+            "working_dir": str(self.workspace),
+            "hostname": "sandbox",
+            "environment": {"PATH": DEFAULT_PATH},
+        }
+
+    def _ro_mounts(self) -> list[Path]:
+        system = system_mounts()
+        extra = [p for p in self.ro_paths if p.exists() and not path_is_under(p, [*system, self.workspace])]
+        return [*system, *minimal_roots(extra)]
+
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: Path,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        scratch: Path | None = None,
+    ) -> ExecResult:
+        if scratch is None:
+            with self.scratch() as fresh:
+                return self.run(command, cwd=cwd, timeout=timeout, env=env, scratch=fresh)
+        host = {**os.environ, "PATH": DEFAULT_PATH}
+        run_env = sandbox_env(scratch, scrub_env(host, env))
+        container = self.container()
+        argv = ["timeout", "-s", "KILL", f"{timeout:g}", *command]
+        exec_id = self.client.api.exec_create(
+            container.id, argv, workdir=str(cwd), environment=[f"{k}={v}" for k, v in run_env.items()]
+        )["Id"]
+        return self._follow(exec_id, timeout)
+
+    def _follow(self, exec_id: str, timeout: float) -> ExecResult:
+        import docker
+
+        out, err = TailBuffer(self.config.max_output_bytes), TailBuffer(self.config.max_output_bytes)
+        done = threading.Event()
+        start = time.monotonic()
+        reader = threading.Thread(target=self._read, args=(exec_id, out, err, done), daemon=True)
+        reader.start()
+        host_killed = not done.wait(timeout + self.config.kill_grace_s)
+        if host_killed:
+            self.discard()
+            done.wait(self.config.kill_grace_s)
+        duration = time.monotonic() - start
+        exit_code: int | None = None
+        with contextlib.suppress(docker.errors.APIError):
+            exit_code = self.client.api.exec_inspect(exec_id).get("ExitCode")
+        timed_out = host_killed or (exit_code == 137 and duration >= timeout)
+        leftovers = False
+        if timed_out:
+            self.discard()
+        else:
+            leftovers = self._discard_if_leftovers()
+        return ExecResult(
+            exit_code=None if timed_out else exit_code,
+            stdout=out.text(),
+            stderr=err.text(),
+            stdout_bytes=out.total,
+            stderr_bytes=err.total,
+            timed_out=timed_out,
+            duration_s=round(duration, 3),
+            killed_leftovers=leftovers,
+        )
+
+    def _read(self, exec_id: str, out: TailBuffer, err: TailBuffer, done: threading.Event) -> None:
+        import docker
+        from requests.exceptions import RequestException
+
+        try:
+            for chunk_out, chunk_err in self.client.api.exec_start(exec_id, stream=True, demux=True):
+                if chunk_out:
+                    out.write(chunk_out)
+                if chunk_err:
+                    err.write(chunk_err)
+        except (docker.errors.DockerException, RequestException, OSError, ValueError):
+            pass  # the container was killed under the stream; the result says so
+        finally:
+            done.set()
+
+    def _discard_if_leftovers(self) -> bool:
+        """Remove the container when processes of finished runs are still alive in it; True when it was."""
+        import docker
+
+        try:
+            container = self.client.containers.get(self.container_name)
+            keeper = str(container.attrs["State"]["Pid"])
+            rows = self.client.api.top(container.id, ps_args="-eo pid,pgid,comm").get("Processes") or []
+        except (docker.errors.APIError, KeyError):
+            return False
+        others = [row for row in rows if row[0] != keeper and row[1] != keeper]
+        if not others:
+            return False
+        running: set[str] = set()
+        for exec_id in container.attrs.get("ExecIDs") or []:
+            with contextlib.suppress(docker.errors.APIError):
+                info = self.client.api.exec_inspect(exec_id)
+                if info.get("Running"):
+                    running.add(str(info.get("Pid")))
+        if all(row[1] in running for row in others):
+            return False
+        self.discard()
+        return True

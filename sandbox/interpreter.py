@@ -1,0 +1,97 @@
+"""Which Python runs a workspace's tests, and which host directories it needs to see inside a sandbox.
+
+The order is the contract's: the workspace's own `.venv/bin/python`, else the configured test python
+(`SKILLBANK_TEST_PYTHON`), else `python` (or `python3`) on the host PATH. A workspace's interpreter is never run
+on the host to learn about it (it is the workspace's code): its `pyvenv.cfg` is read instead. The configured and
+PATH interpreters belong to the operator; they are asked once for their real executable and prefixes, so that a
+pyenv shim or a venv resolves to paths that work without the operator's HOME.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from sandbox.base import minimal_roots
+from sandbox.errors import InterpreterNotFound
+
+_QUERY = "import json, sys; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix]))"
+
+
+class Interpreter(BaseModel):
+    """The Python of a test run."""
+
+    path: Path
+    """The executable, as it is run (inside the workspace for a workspace venv)."""
+    roots: list[Path]
+    """Host directories it needs, to be shown read-only inside a sandbox (the venv and its base install)."""
+    source: Literal["workspace", "configured", "path"]
+
+
+def find_interpreter(workspace: Path, test_python: str | None = None, host_path: str | None = None) -> Interpreter:
+    """The interpreter for the default test command of `workspace` (see the module docstring).
+
+    Raises `InterpreterNotFound`, saying how to fix it, when none exists.
+    """
+    venv_python = workspace / ".venv" / "bin" / "python"
+    if venv_python.exists():
+        return Interpreter(path=venv_python, roots=_venv_roots(workspace / ".venv", venv_python), source="workspace")
+    if test_python:
+        found = shutil.which(test_python, path=host_path) if os.sep not in test_python else test_python
+        if not found or not Path(found).exists():
+            raise InterpreterNotFound(
+                f"the configured test python {test_python!r} does not exist; fix SKILLBANK_TEST_PYTHON, create a "
+                "`.venv` in the workspace, or pass `command` to run_tests"
+            )
+        return _operator_interpreter(str(Path(found).absolute()), "configured")
+    for name in ("python", "python3"):
+        found = shutil.which(name, path=host_path)
+        if found:
+            return _operator_interpreter(found, "path")
+    raise InterpreterNotFound(
+        "no Python found for the tests: create a `.venv` in the workspace, set SKILLBANK_TEST_PYTHON, "
+        "or pass `command` to run_tests"
+    )
+
+
+def _venv_roots(venv: Path, python: Path) -> list[Path]:
+    roots = [venv]
+    cfg = venv / "pyvenv.cfg"
+    if cfg.is_file():
+        for line in cfg.read_text(errors="replace").splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                home = Path(value.strip())
+                roots.append(home.parent if home.name == "bin" else home)
+    real = python.resolve()
+    roots.append(real.parent.parent)
+    return minimal_roots([r for r in roots if r.is_absolute() and r != Path("/")])
+
+
+def _operator_interpreter(python: str, source: Literal["configured", "path"]) -> Interpreter:
+    executable, prefix, base_prefix = _query(python)
+    path = Path(executable)
+    roots = [Path(prefix), Path(base_prefix), path.resolve().parent.parent]
+    return Interpreter(path=path, roots=minimal_roots([r for r in roots if r != Path("/")]), source=source)
+
+
+@lru_cache(maxsize=16)
+def _query(python: str) -> tuple[str, str, str]:
+    try:
+        proc = subprocess.run(
+            [python, "-I", "-c", _QUERY], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        )
+        executable, prefix, base_prefix = json.loads(proc.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, TypeError, IndexError) as exc:
+        raise InterpreterNotFound(
+            f"the test python {python!r} does not run ({exc}); fix SKILLBANK_TEST_PYTHON, create a `.venv` in the "
+            "workspace, or pass `command` to run_tests"
+        ) from exc
+    return str(executable or python), str(prefix), str(base_prefix)

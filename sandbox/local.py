@@ -1,0 +1,239 @@
+"""`LocalSandbox`: runs a command on this machine, fenced in as far as the host allows.
+
+Always: its own session and process group (killed as a whole on timeout and when the command ends), rlimits on
+address space, CPU time, file size and open files, an environment scrubbed of keys and tokens, a temp HOME and
+TMPDIR, output capped to its tail, and a pids cgroup when the host lets us make one. With bubblewrap (`bwrap`)
+also: a read-only view of the host, the real HOME hidden, only the workspace and the scratch dir writable, and
+new network, pid, ipc and uts namespaces (no network at all; every process dies with the sandbox's init).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from sandbox.base import ExecResult, TailBuffer, minimal_roots, path_is_under, sandbox_env, scrub_env, shell_exit_code
+from sandbox.cgroup import PidsCgroup
+from sandbox.pump import pump_process
+
+UNFENCED_WARNING = "files outside the workspace are not protected (no bubblewrap)"
+NO_CGROUP_WARNING = "process count not bounded (no pids cgroup here); only the timeout stops a fork bomb"
+
+#: Applies the rlimits, joins the cgroup, then becomes the command (run as `python -I -S -c _SHIM SPEC`).
+_SHIM = """
+import json, os, resource, sys
+spec = json.loads(sys.argv[1])
+for name, value in spec["rlimits"].items():
+    res = getattr(resource, name)
+    hard = resource.getrlimit(res)[1]
+    value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    resource.setrlimit(res, (value, value))
+if spec["cgroup"]:
+    with open(spec["cgroup"], "w") as f:
+        f.write(str(os.getpid()))
+try:
+    os.execvp(spec["argv"][0], spec["argv"])
+except OSError as exc:
+    sys.stderr.write(f"skillbank sandbox: cannot run {spec['argv'][0]!r}: {exc}\\n")
+    os._exit(127)
+"""
+
+
+class LocalConfig(BaseModel):
+    """Limits and isolation of the local backend."""
+
+    use_bwrap: bool = True
+    """Use bubblewrap when it is installed and works (read-only host, no network)."""
+    hide_home: bool = True
+    """Under bubblewrap, hide the real HOME behind an empty tmpfs (interpreter dirs inside it stay visible)."""
+    max_memory_mb: int = Field(default=8192, ge=64)
+    """Address-space rlimit per process, MiB: a 10 GB allocation fails with MemoryError."""
+    max_file_mb: int = Field(default=1024, ge=1)
+    """Largest file a process may write, MiB."""
+    max_open_files: int = Field(default=4096, ge=16)
+    max_pids: int = Field(default=512, ge=8)
+    """Processes allowed at once, enforced by a pids cgroup when the host permits one."""
+    max_output_bytes: int = Field(default=1 << 20, ge=1024)
+    """Tail kept of stdout and of stderr, each; the rest is read and dropped."""
+    env_passthrough: list[str] = Field(default_factory=list)
+    """More host variables to pass to commands (names that look secret are dropped anyway)."""
+    kill_grace_s: float = Field(default=3.0, gt=0)
+    """After a kill, how long to wait for the processes to go and the pipes to close."""
+
+
+class LocalSandbox:
+    """Runs commands on the host (see the module docstring for what it isolates)."""
+
+    def __init__(self, workspace: Path, config: LocalConfig | None = None, ro_paths: Sequence[Path] = ()) -> None:
+        self.workspace = workspace.resolve()
+        self.config = config or LocalConfig()
+        self.ro_paths = [Path(p) for p in ro_paths]
+        self._warnings: list[str] = []
+        self._bwrap: str | None = None
+        if self.config.use_bwrap:
+            found = shutil.which("bwrap")
+            problem = probe_bwrap(found) if found else "no bubblewrap"
+            if found and problem is None:
+                self._bwrap = found
+            else:
+                self._warnings.append(f"network could not be cut ({problem}): install bubblewrap or use docker")
+        else:
+            self._warnings.append("network could not be cut (bubblewrap turned off)")
+        if self._bwrap is None:
+            self._warnings.append(UNFENCED_WARNING)
+        self.name = "local+bwrap" if self._bwrap else "local"
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self._warnings)
+
+    @contextlib.contextmanager
+    def scratch(self) -> Iterator[Path]:
+        path = Path(tempfile.mkdtemp(prefix="skillbank-run-"))
+        try:
+            yield path
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+
+    def close(self) -> None:
+        """Nothing is held between runs."""
+
+    def __enter__(self) -> LocalSandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: Path,
+        timeout: float,
+        env: Mapping[str, str] | None = None,
+        scratch: Path | None = None,
+    ) -> ExecResult:
+        if scratch is None:
+            with self.scratch() as fresh:
+                return self.run(command, cwd=cwd, timeout=timeout, env=env, scratch=fresh)
+        run_env = sandbox_env(scratch, scrub_env(os.environ, env, self.config.env_passthrough))
+        group = PidsCgroup.create(self.config.max_pids)
+        if group is None and NO_CGROUP_WARNING not in self._warnings:
+            self._warnings.append(NO_CGROUP_WARNING)
+        argv = [*self._bwrap_args(cwd, scratch), *command] if self._bwrap else list(command)
+        try:
+            return self._execute(argv, cwd, timeout, run_env, group)
+        finally:
+            if group is not None:
+                group.remove()
+
+    def _execute(
+        self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str], group: PidsCgroup | None
+    ) -> ExecResult:
+        spec = {"rlimits": self._rlimits(timeout), "cgroup": str(group.procs_file) if group else None, "argv": argv}
+        out, err = TailBuffer(self.config.max_output_bytes), TailBuffer(self.config.max_output_bytes)
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _SHIM, json.dumps(spec)],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        try:
+            timed_out = pump_process(proc, out, err, deadline=start + timeout)
+        finally:
+            leftovers = self._kill_everything(proc, group)
+            proc.wait()
+            pump_process(proc, out, err, deadline=time.monotonic() + self.config.kill_grace_s, until_exit=False)
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+        return ExecResult(
+            exit_code=None if timed_out else shell_exit_code(proc.returncode),
+            stdout=out.text(),
+            stderr=err.text(),
+            stdout_bytes=out.total,
+            stderr_bytes=err.total,
+            timed_out=timed_out,
+            duration_s=round(time.monotonic() - start, 3),
+            killed_leftovers=leftovers,
+        )
+
+    def _kill_everything(self, proc: subprocess.Popen[bytes], group: PidsCgroup | None) -> bool:
+        """Kill the command's process group and cgroup; True when it had ended but left live processes behind."""
+        ended = proc.poll() is not None
+        leftovers = ended and (bool(group.pids()) if group is not None else _group_has_live_members(proc.pid))
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if group is not None:
+            group.kill_all(timeout=self.config.kill_grace_s)
+        return leftovers
+
+    def _rlimits(self, timeout: float) -> dict[str, int]:
+        mib = 1024 * 1024
+        return {
+            "RLIMIT_AS": self.config.max_memory_mb * mib,
+            "RLIMIT_FSIZE": self.config.max_file_mb * mib,
+            "RLIMIT_NOFILE": self.config.max_open_files,
+            "RLIMIT_CPU": int(timeout * (os.cpu_count() or 1)) + 5,
+            "RLIMIT_CORE": 0,
+        }
+
+    def _bwrap_args(self, cwd: Path, scratch: Path) -> list[str]:
+        assert self._bwrap is not None
+        args = [self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        args += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
+        args += ["--cap-drop", "ALL"]
+        hidden = [Path.home().resolve()] if self.config.hide_home and Path.home().resolve() != Path("/") else []
+        for path in hidden:
+            args += ["--tmpfs", str(path)]
+        args += ["--bind", str(scratch / "tmp"), "/tmp", "--bind", str(scratch), str(scratch)]
+        for root in minimal_roots(self.ro_paths):
+            if path_is_under(root, hidden) and root.exists():
+                args += ["--ro-bind", str(root), str(root)]
+        args += ["--bind", str(self.workspace), str(self.workspace), "--chdir", str(cwd)]
+        return [*args, "--"]
+
+
+def _group_has_live_members(pgid: int) -> bool:
+    """Whether a process that is not a zombie is in process group `pgid` (read from /proc)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
+@lru_cache(maxsize=4)
+def probe_bwrap(bwrap: str) -> str | None:
+    """None when bubblewrap can make the namespaces we use here, else why not."""
+    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net", "--unshare-pid"]
+    args += ["--die-with-parent", "--cap-drop", "ALL", "--", "true"]
+    try:
+        proc = subprocess.run(args, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bubblewrap failed: {exc}"
+    if proc.returncode != 0:
+        return f"bubblewrap failed: {proc.stderr.strip()[:200] or f'exit {proc.returncode}'}"
+    return None

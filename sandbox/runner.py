@@ -1,0 +1,180 @@
+"""The core of the `run_tests` tool: run a workspace's tests in a sandbox, read every test's outcome, score it.
+
+The default command is the workspace's interpreter (see `sandbox.interpreter`) as `-m pytest`, with a junit
+report in the sandbox's scratch dir and the short summary on; `command` replaces it for other runners (status
+then comes from the exit code alone). The MCP adapter adds `suggested_skills`, searched with `failure_queries`.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+from typing import Literal
+
+from sandbox.arguments import check_backend, check_command, check_tests, check_timeout, check_workspace
+from sandbox.backends import open_sandbox
+from sandbox.base import ExecResult
+from sandbox.config import RunnerConfig
+from sandbox.errors import InterpreterNotFound
+from sandbox.interpreter import Interpreter, find_interpreter
+from sandbox.models import Reward, TestCase, TestRunResult
+from sandbox.results import PYTEST_REPORT_ARGS, ParsedReport, exception_line, merge_reports, parse_junit, parse_summary
+from sandbox.reward import SyntaxReport, check_syntax, compute_reward, pass_rate
+from sandbox.status import count_outcomes, decide_status, order_tests, output_tail
+
+__all__ = ["Reward", "RunnerConfig", "TestCase", "TestRunResult", "failure_queries", "run_tests"]
+
+_ERROR_LINE_RE = re.compile(r"^(?:E\s+)?([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
+
+
+def run_tests(
+    workspace: Path,
+    *,
+    tests: list[str] | None = None,
+    command: str | None = None,
+    timeout_s: int = 600,
+    backend: Literal["auto", "local", "docker"] = "auto",
+    config: RunnerConfig | None = None,
+) -> TestRunResult:
+    """Run the tests of `workspace` and report them (the `run_tests` contract in DESIGN.md).
+
+    Bad arguments raise `RequestRefused` (nothing runs); a requested backend that cannot run here raises
+    `BackendUnavailable`. Everything the tests themselves do (fail, crash, hang, print 1 GB) is in the result.
+    """
+    config = config or RunnerConfig()
+    ws = check_workspace(workspace)
+    timeout_s = check_timeout(timeout_s)
+    backend_name = check_backend(backend)
+    entries = check_tests(ws, tests)
+    command = check_command(command)
+    interpreter = _interpreter(ws, config, required=command is None)
+    syntax = check_syntax(ws)
+    sandbox = open_sandbox(backend_name, ws, config, interpreter.roots if interpreter else ())
+    try:
+        with sandbox.scratch() as scratch:
+            junit_path = scratch / "junit.xml"
+            argv, shown = _command(interpreter, command, entries, junit_path)
+            run = sandbox.run(argv, cwd=ws, timeout=timeout_s, env=_venv_env(ws), scratch=scratch)
+            junit = parse_junit(junit_path, config.message_chars) if command is None else ParsedReport()
+        warnings = sandbox.warnings
+        name = sandbox.name
+    finally:
+        sandbox.close()
+    report = merge_reports(junit, parse_summary(run.stdout, config.message_chars))
+    return _assemble(run, report, junit.found, command is not None, shown, name, warnings, syntax, config)
+
+
+def failure_queries(result: TestRunResult, limit: int = 5) -> list[str]:
+    """Deduplicated `ExceptionType: message` lines of the failures, to search the skill store with, first first.
+
+    When the run failed before any test reported (a broken conftest, a crash), the last exception line of the
+    output is used instead.
+    """
+    queries: list[str] = []
+    seen: set[str] = set()
+    candidates = [exception_line(case) for case in result.tests if case.outcome in ("failed", "error")]
+    if not any(candidates) and result.status in ("error", "failed"):
+        candidates = [_last_error_line(result.output_tail)]
+    for text in candidates:
+        if not text:
+            continue
+        text = " ".join(text.split())
+        key = text.lower()
+        if key not in seen:
+            seen.add(key)
+            queries.append(text)
+        if len(queries) >= limit:
+            break
+    return queries
+
+
+def _interpreter(ws: Path, config: RunnerConfig, *, required: bool) -> Interpreter | None:
+    try:
+        return find_interpreter(ws, config.test_python)
+    except InterpreterNotFound:
+        if required:
+            raise
+        return None
+
+
+def _command(
+    interpreter: Interpreter | None, command: str | None, entries: list[str], junit: Path
+) -> tuple[list[str], str]:
+    """The argv to run and the command as shown in the result."""
+    if command is not None:
+        shell = " ".join([command, *(shlex.quote(e) for e in entries)])
+        return ["sh", "-c", shell], shell
+    assert interpreter is not None
+    argv = [str(interpreter.path), "-m", "pytest", *PYTEST_REPORT_ARGS, f"--junitxml={junit}", *entries]
+    return argv, shlex.join(argv)
+
+
+def _venv_env(ws: Path) -> dict[str, str]:
+    venv = ws / ".venv"
+    if (venv / "bin").is_dir():
+        return {"PATH": str(venv / "bin"), "VIRTUAL_ENV": str(venv)}
+    return {}
+
+
+def _assemble(
+    run: ExecResult,
+    report: ParsedReport,
+    junit_found: bool,
+    command_mode: bool,
+    shown: str,
+    backend: str,
+    sandbox_warnings: list[str],
+    syntax: SyntaxReport,
+    config: RunnerConfig,
+) -> TestRunResult:
+    counts = count_outcomes(report)
+    status, warnings = decide_status(run, report, counts, junit_found=junit_found, command_mode=command_mode)
+    tests, omitted = order_tests(report.tests, config.max_tests)
+    tail, tail_truncated = output_tail(run, config.output_tail_chars)
+    if run.truncated:
+        warnings.append(f"output truncated: {run.stdout_bytes + run.stderr_bytes} bytes written, the tail is kept")
+    if run.killed_leftovers:
+        warnings.append("processes the tests left running were killed")
+    valid = status in ("passed", "failed")
+    if command_mode and counts["total"] == 0:
+        rate = 1.0 if run.exit_code == 0 else 0.0
+    else:
+        rate = pass_rate(counts["passed"], counts["failed"], counts["errors"], counts["xpassed"])
+    reward = compute_reward(
+        syntax=syntax.score,
+        ran=valid and not run.timed_out and report.collection_errors == 0,
+        pass_rate=rate,
+        valid=valid,
+        weights=config.reward_weights,
+    )
+    return TestRunResult(
+        status=status,
+        total=counts["total"],
+        passed=counts["passed"],
+        failed=counts["failed"],
+        errors=counts["errors"],
+        skipped=counts["skipped"],
+        xfailed=counts["xfailed"],
+        xpassed=counts["xpassed"],
+        duration_s=run.duration_s,
+        exit_code=run.exit_code,
+        backend=backend,
+        command=shown,
+        tests=tests,
+        tests_omitted=omitted,
+        reward=reward,
+        output_tail=tail,
+        output_truncated=tail_truncated or run.truncated,
+        collection_errors=report.collection_errors,
+        syntax_errors=syntax.problems,
+        warnings=[*sandbox_warnings, *warnings],
+    )
+
+
+def _last_error_line(text: str) -> str | None:
+    for line in reversed(text.splitlines()):
+        match = _ERROR_LINE_RE.match(line.strip())
+        if match:
+            return f"{match.group(1).rsplit('.', 1)[-1]}: {match.group(2)}"
+    return None

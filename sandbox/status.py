@@ -1,0 +1,91 @@
+"""From a finished command and its report to a run's status, counts, test list and output tail.
+
+The status of a pytest run trusts the junit report over the exit code and the exit code over the terminal text:
+
+- `timeout`: the command was killed for its timeout.
+- `no_tests`: pytest exit 5 (nothing collected), or a clean report with no tests.
+- `error`: no junit report (the run crashed, was killed, or exited early: terminal text is not trusted to call a
+  run passed), a collection error, pytest exit 2-4, a signal death, or a report that contradicts the exit code
+  (exit 1 with no failure in the report is output spoofing, as SWE-bench checks; exit 0 with failures likewise).
+- `failed` / `passed`: exit 1 with failures in the report / exit 0 with a clean report.
+
+With `command` (another runner), only the exit code counts: 0 passed; 126, 127 (cannot run) or a signal death
+error; anything else failed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from sandbox.base import ExecResult, describe_exit
+from sandbox.models import OUTCOME_ORDER, RunStatus, TestCase
+from sandbox.results import ParsedReport
+
+_COUNT_FIELDS = {
+    "passed": "passed",
+    "failed": "failed",
+    "error": "errors",
+    "skipped": "skipped",
+    "xfailed": "xfailed",
+    "xpassed": "xpassed",
+}
+
+
+def count_outcomes(report: ParsedReport) -> dict[str, int]:
+    """The result's count fields (`total`, `passed`, `failed`, `errors`...) for the tests of `report`."""
+    tally = Counter(str(case.outcome) for case in report.tests)
+    counts = {field: tally.get(outcome, 0) for outcome, field in _COUNT_FIELDS.items()}
+    counts["skipped"] += report.skipped_without_id
+    counts["total"] = sum(counts.values())
+    return counts
+
+
+def decide_status(
+    run: ExecResult, report: ParsedReport, counts: dict[str, int], *, junit_found: bool, command_mode: bool
+) -> tuple[RunStatus, list[str]]:
+    """The status of the run and the warnings that explain an `error` (see the module docstring)."""
+    code = run.exit_code
+    killed = describe_exit(code)
+    if run.timed_out:
+        return "timeout", []
+    if command_mode:
+        if code == 0:
+            return "passed", []
+        if code in (126, 127) or killed:
+            return "error", [f"the command could not run or was {killed or 'not found'} (exit {code})"]
+        return "failed", []
+    bad = counts["failed"] + counts["errors"]
+    if code == 5:
+        return "no_tests", []
+    if not junit_found:
+        reason = f"{killed} (exit {code}): out of memory or another limit?" if killed else f"exit {code}"
+        return "error", [f"pytest wrote no junit report ({reason}); the run crashed or exited before the end"]
+    if report.collection_errors:
+        return "error", [f"{report.collection_errors} test module(s) failed to import or collect"]
+    if code == 0:
+        if bad:
+            return "error", [f"pytest exited 0 but the report shows {bad} failure(s); the result is not trusted"]
+        return ("passed" if counts["total"] else "no_tests"), []
+    if code == 1:
+        if bad:
+            return "failed", []
+        return "error", ["pytest exited 1 but the report shows no failure (output spoofing?); result not trusted"]
+    explain = {2: "interrupted", 3: "internal error", 4: "usage error: check the options and paths"}
+    return "error", [f"pytest exit {code}: {killed or explain.get(code or 0, 'unexpected exit status')}"]
+
+
+def order_tests(tests: list[TestCase], limit: int) -> tuple[list[TestCase], int]:
+    """Failures and errors first, then the rest in report order; at most `limit`, returning how many were cut."""
+    ordered = sorted(tests, key=lambda case: OUTCOME_ORDER.get(case.outcome, 9))
+    return ordered[:limit], max(len(ordered) - limit, 0)
+
+
+def output_tail(run: ExecResult, chars: int) -> tuple[str, bool]:
+    """The end of stdout, then the end of stderr (given at most a third), within `chars`; and whether cut."""
+    err = run.stderr.strip("\n")
+    err_part = f"\n--- stderr ---\n{err[-(chars // 3) :]}" if err.strip() else ""
+    room = max(chars - len(err_part), 0)
+    out = run.stdout
+    out_part = out[-room:] if room else ""
+    truncated = len(out_part) < len(out) or (bool(err) and len(err) > chars // 3)
+    return out_part + err_part, truncated
