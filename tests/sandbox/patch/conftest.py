@@ -1,8 +1,7 @@
-"""Fixtures for the patch engine tests: real git repos in tmp_path, tree hashes, diffs made like GNU diff."""
+"""Fixtures for the patch engine tests: real git repos in tmp_path and tree hashes."""
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 import subprocess
@@ -41,21 +40,6 @@ def tree_hash(root: Path) -> str:
         elif path.is_file():
             digest.update(path.read_bytes())
     return digest.hexdigest()
-
-
-def unified(old: str, new: str, path: str = "f.txt", *, context: int = 3) -> str:
-    """A unified diff of two texts, with `\\ No newline at end of file` markers as GNU diff writes them."""
-    a = old.splitlines(keepends=True)
-    b = new.splitlines(keepends=True)
-    out: list[str] = []
-    for line in difflib.unified_diff(a, b, f"a/{path}", f"b/{path}", n=context):
-        if line.startswith(("---", "+++")):
-            out.append(line.rstrip("\n") + "\n")
-        elif line.endswith("\n"):
-            out.append(line)
-        else:
-            out.append(line + "\n\\ No newline at end of file\n")
-    return "".join(out)
 
 
 @pytest.fixture
@@ -97,13 +81,3 @@ def git_diff(commit_all: Callable[[Path], None]) -> Callable[..., tuple[str, str
 @pytest.fixture
 def hash_tree() -> Callable[[Path], str]:
     return tree_hash
-
-
-@pytest.fixture
-def make_diff() -> Callable[..., str]:
-    return unified
-
-
-@pytest.fixture
-def git() -> Callable[..., str]:
-    return run_git
