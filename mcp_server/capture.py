@@ -34,6 +34,7 @@ from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, utc
 from skills_store.protocols import TrajectoryStore
 from skills_store.redact import Redactor
 from skills_store.trajectory_sqlite import truncate_value
+from skills_store.trl_export import infer_outcome
 
 log = logging.getLogger(__name__)
 
@@ -71,16 +72,6 @@ class _Session:
     trajectory_id: str
     last_seen: float
     ends_with_connection: bool
-
-
-def infer_outcome(traj: Trajectory) -> tuple[Outcome, str]:
-    """The outcome of a trajectory closed without one, and why."""
-    if traj.outcome is not None:
-        return traj.outcome, "set by the agent"
-    if traj.reward is not None:
-        outcome: Outcome = "success" if traj.reward >= 0.999 else "failure"
-        return outcome, f"inferred from the last run_tests reward {traj.reward:.2f}"
-    return "abandoned", "no outcome was set and no tests were run"
 
 
 class SessionCapture:

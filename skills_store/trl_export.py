@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, Literal
 
 from skills_store.errors import InvalidInput
-from skills_store.models import StoredStep, Trajectory
+from skills_store.models import Outcome, StoredStep, Trajectory
 
 ExportFormat = Literal["jsonl", "trl"]
 FORMATS: tuple[ExportFormat, ...] = ("jsonl", "trl")
@@ -97,3 +97,13 @@ def export_lines(trajectories: Iterable[Trajectory], fmt: ExportFormat) -> Itera
     for traj in trajectories:
         record = traj.model_dump(mode="json") if fmt == "jsonl" else to_trl(traj)
         yield json.dumps(record, ensure_ascii=False)
+
+
+def infer_outcome(traj: Trajectory) -> tuple[Outcome, str]:
+    """The outcome of a trajectory that ends without one, and why: the agent's, else from the last test run."""
+    if traj.outcome is not None:
+        return traj.outcome, "set by the agent"
+    if traj.reward is not None:
+        outcome: Outcome = "success" if traj.reward >= 0.999 else "failure"
+        return outcome, f"inferred from the last test run (reward {traj.reward:.2f})"
+    return "abandoned", "no outcome was set and no tests were run"
