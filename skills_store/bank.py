@@ -270,7 +270,7 @@ class SkillBank:
             vec = self._vector_hits(self.embedder.embed([parts.embed_text])[0], pool, filters, total)
         if mode in ("hybrid", "keyword"):
             kw = self.catalog.keyword(parts.keywords, pool, filters)
-        ranked = fuse(vec, kw, mode, self.config.fusion)
+        ranked = fuse(vec, kw, mode, self.config.fusion, error_query=bool(parts.error_lines))
         skills = {s.skill_id: s for s in self.catalog.get([sid for sid, _, _ in ranked[: k * 2]])}
         out: list[ScoredSkill] = []
         for sid, score, ranks in ranked:

@@ -3,6 +3,10 @@
 RRF (Cormack et al. 2009) adds `w / (k + rank)` from each ranking a document appears in. It needs no score
 calibration between cosine similarity and BM25, which live on unrelated scales, and rewards documents that
 both sides find. Scores are normalised so that 1.0 means "ranked first by every side".
+
+The weights depend on the query. Error output (a traceback, a pytest failure) is full of exact tokens
+(`ModuleNotFoundError`, `'collections'`) that BM25 matches and vectors blur, so the keyword side leads there;
+a description in words ("my async tests never run") shares few tokens with the skill, so the vector side leads.
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ Ranked = list[tuple[str, float, dict[str, int]]]
 class FusionConfig:
     rrf_k: int = 60
     """The RRF constant: larger flattens the difference between ranks."""
-    vector_weight: float = 1.0
-    keyword_weight: float = 1.0
+    error_weights: tuple[float, float] = (0.5, 1.0)
+    """(vector, keyword) weights for queries that contain error output."""
+    text_weights: tuple[float, float] = (1.0, 0.5)
+    """(vector, keyword) weights for queries in words."""
     confidence_weight: float = 0.2
     """How much a skill's confidence scales its hybrid score: score * (1 - w + w * confidence)."""
 
@@ -39,6 +45,8 @@ def fuse(
     keyword: list[tuple[str, float]],
     mode: Literal["hybrid", "vector", "keyword"],
     config: FusionConfig,
+    *,
+    error_query: bool = False,
 ) -> Ranked:
     """Best-first (id, score, ranks) from the two rankings, each already best-first."""
     if mode == "vector":
@@ -47,10 +55,11 @@ def fuse(
         return [(sid, score, {"keyword": i + 1}) for i, (sid, score) in enumerate(keyword)]
     scores: dict[str, float] = {}
     ranks: dict[str, dict[str, int]] = {}
-    for side, hits, weight in (("vector", vector, config.vector_weight), ("keyword", keyword, config.keyword_weight)):
+    vector_weight, keyword_weight = config.error_weights if error_query else config.text_weights
+    for side, hits, weight in (("vector", vector, vector_weight), ("keyword", keyword, keyword_weight)):
         for i, (sid, _) in enumerate(hits):
             scores[sid] = scores.get(sid, 0.0) + weight / (config.rrf_k + i + 1)
             ranks.setdefault(sid, {})[side] = i + 1
-    best = (config.vector_weight + config.keyword_weight) / (config.rrf_k + 1)
+    best = (vector_weight + keyword_weight) / (config.rrf_k + 1)
     ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
     return [(sid, score / best, ranks[sid]) for sid, score in ordered]
