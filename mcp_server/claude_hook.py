@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from skills_store.errors import SkillStoreError
+from skills_store.errors import NotFound, SkillStoreError
 from skills_store.models import Skill, Step
 from skills_store.redact import Redactor
 from skills_store.trajectory_sqlite import SQLiteTrajectoryStore, truncate_text, truncate_value
@@ -70,11 +70,23 @@ def parse_event(text: str) -> dict[str, Any]:
 
 def session_trajectory(store: SQLiteTrajectoryStore, event: dict[str, Any]) -> str:
     """The open trajectory of this Claude session, created on first use."""
+    tid = _find_trajectory(store, event, create=True)
+    assert tid is not None  # created when missing
+    return tid
+
+
+def _find_trajectory(store: SQLiteTrajectoryStore, event: dict[str, Any], *, create: bool) -> str | None:
     cwd = event.get("cwd") if isinstance(event.get("cwd"), str) else None
     base = f"claude-{event['session_id']}"
     for n in range(1, 1000):
         tid = base if n == 1 else f"{base}.{n}"
-        traj = store.ensure(tid, source=SOURCE, workspace=cwd, repo=Path(cwd).name if cwd else None)
+        if create:
+            traj = store.ensure(tid, source=SOURCE, workspace=cwd, repo=Path(cwd).name if cwd else None)
+        else:
+            try:
+                traj = store.get(tid, with_steps=False)
+            except NotFound:
+                return None
         if traj.status == "open":
             return tid
     raise HookInputError(f"session {event['session_id']} was resumed too many times")
@@ -145,7 +157,8 @@ def handle_event(
         if tool.startswith(OWN_TOOLS):
             return None
         ok = name == "PostToolUse"
-        tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+        raw_input = event.get("tool_input")
+        tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
         duration = event.get("duration_ms")
         step = Step(
             kind="tool_call",
@@ -165,12 +178,14 @@ def handle_event(
             store.update(tid, reward=1.0 if ok else 0.0)
         return None
     if name == "SessionEnd":
-        tid = session_trajectory(store, event)
-        traj = store.get(tid, with_steps=False)
+        ended = _find_trajectory(store, event, create=False)
+        if ended is None:
+            return None  # nothing was captured (`claude mcp list` and other short-lived sessions)
+        traj = store.get(ended, with_steps=False)
         outcome, why = infer_outcome(traj)
         note = f"Claude Code session ended ({event.get('reason') or 'unknown reason'}); outcome {outcome}: {why}"
-        store.append(tid, [Step(kind="observation", content=note)])
-        store.close(tid, outcome)
+        store.append(ended, [Step(kind="observation", content=note)])
+        store.close(ended, outcome)
     return None
 
 

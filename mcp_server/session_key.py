@@ -20,6 +20,7 @@ here, in one place, and every path is covered by a test.
 
 from __future__ import annotations
 
+import functools
 import uuid
 import weakref
 from dataclasses import dataclass
@@ -53,7 +54,7 @@ class _IdentityKeys:
             return entry[1]
         key = f"{prefix}:{uuid.uuid4().hex[:16]}"
         try:
-            ref: Any = weakref.ref(obj, lambda r, oid=oid: self._drop(oid, r))
+            ref: Any = weakref.ref(obj, functools.partial(self._drop, oid))
         except TypeError:
             ref = obj  # not weak-referenceable: keep it (one per pipe or client, so bounded)
         self._keys[oid] = (ref, key)

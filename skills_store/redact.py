@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import math
 import re
 from collections import Counter
@@ -270,7 +271,7 @@ class Redactor:
         for rule in self._rules:
             if rule.needles and not any(n in lowered for n in rule.needles):
                 continue
-            text = rule.pattern.sub(lambda m, r=rule: _replace(m, r), text)
+            text = rule.pattern.sub(functools.partial(_replace, rule=rule), text)
         if self._entropy:
             text = _TOKEN_RE.sub(lambda m: MARKER.format(kind="high-entropy") if looks_random(m[0]) else m[0], text)
         return text

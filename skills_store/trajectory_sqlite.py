@@ -81,8 +81,8 @@ def truncate_value(value: Any, limit: int) -> Any:
     return value
 
 
-def _ts(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, UTC)
+def _ts(value: float) -> datetime:
+    return datetime.fromtimestamp(value, UTC)
 
 
 def _now() -> float:
@@ -332,10 +332,19 @@ class SQLiteTrajectoryStore:
     def _from_row(self, row: tuple[Any, ...], conn: sqlite3.Connection, with_steps: bool) -> Trajectory:
         tid, task, outcome, status, source, workspace, repo, reward, created, updated, closed = row
         traj = Trajectory(
-            trajectory_id=tid, task=task, outcome=outcome, status=status, source=source, workspace=workspace,
-            repo=repo, reward=reward, created_at=_ts(created), updated_at=_ts(updated), closed_at=_ts(closed),
+            trajectory_id=tid,
+            task=task,
+            outcome=outcome,
+            status=status,
+            source=source,
+            workspace=workspace,
+            repo=repo,
+            reward=reward,
+            created_at=_ts(created),
+            updated_at=_ts(updated),
+            closed_at=None if closed is None else _ts(closed),
             skills_shown=self._shown(conn, tid),
-        )  # fmt: skip
+        )
         if with_steps:
             traj.steps = [
                 StoredStep(index=idx, ts=_ts(ts), **json.loads(body))
@@ -368,6 +377,17 @@ class SQLiteTrajectoryStore:
         self.step_count(trajectory_id)
         return self._shown(self._reader(), trajectory_id)
 
+    def pending_for(self, distiller: str, limit: int = 100) -> list[Trajectory]:
+        """Closed trajectories (with steps) that `distiller` has not processed yet, oldest closed first."""
+        conn = self._reader()
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM trajectories t WHERE status = 'closed' AND NOT EXISTS "
+            "(SELECT 1 FROM processed p WHERE p.trajectory_id = t.id AND p.distiller = ?) "
+            "ORDER BY closed_at, id LIMIT ?",
+            (distiller, limit),
+        ).fetchall()
+        return [self._from_row(row, conn, with_steps=True) for row in rows]
+
     def list(
         self,
         *,
@@ -385,14 +405,3 @@ class SQLiteTrajectoryStore:
             (status, status, since and since.timestamp(), since and since.timestamp(), limit, offset),
         ).fetchall()
         return [self._from_row(row, conn, with_steps=False) for row in rows]
-
-    def pending_for(self, distiller: str, limit: int = 100) -> list[Trajectory]:
-        """Closed trajectories (with steps) that `distiller` has not processed yet, oldest closed first."""
-        conn = self._reader()
-        rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM trajectories t WHERE status = 'closed' AND NOT EXISTS "
-            "(SELECT 1 FROM processed p WHERE p.trajectory_id = t.id AND p.distiller = ?) "
-            "ORDER BY closed_at, id LIMIT ?",
-            (distiller, limit),
-        ).fetchall()
-        return [self._from_row(row, conn, with_steps=True) for row in rows]

@@ -36,7 +36,7 @@ def register(server: MCPServer, deps: Deps) -> None:
     @server.tool(
         name="record_trajectory",
         description=DESCRIPTION,
-        annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False),
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
     )
     async def record_trajectory(
         ctx: Context,

@@ -193,3 +193,9 @@ def test_injection_reads_the_real_skill_catalog(hash_bank, tmp_path: Path) -> No
     assert (
         "[sk-circular] Break a circular import" in json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
     )
+
+
+def test_a_session_that_ends_before_anything_happened_leaves_no_trajectory(tmp_path: Path) -> None:
+    assert call(tmp_path, event("SessionEnd", reason="other"))[0] == 0
+    with SQLiteTrajectoryStore(tmp_path / "trajectories.db") as store:
+        assert store.list() == []
