@@ -33,8 +33,8 @@ from skills_store.errors import InvalidInput
 from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, utcnow
 from skills_store.protocols import TrajectoryStore
 from skills_store.redact import Redactor
-from skills_store.trajectory_sqlite import truncate_value
 from skills_store.trl_export import infer_outcome
+from skills_store.truncate import truncate_value
 
 log = logging.getLogger(__name__)
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from skills_store.errors import ConfigError, InvalidInput, NotFound
 from skills_store.models import Outcome, Step, StepKind, StoredStep, Trajectory, TrajectoryStatus, new_id
 from skills_store.sqlite_writer import GroupCommitWriter, connect
+from skills_store.truncate import truncate_value
 
 STEP_KINDS = frozenset(get_args(StepKind))
 OUTCOMES = frozenset(get_args(Outcome))
@@ -59,26 +60,6 @@ class SQLiteTrajectoryStoreConfig(BaseModel):
     """A trajectory holds at most this many steps; close it and start another."""
     busy_timeout_s: float = Field(default=30.0, gt=0)
     """How long a write waits for another process holding the database's write lock."""
-
-
-def truncate_text(text: str, limit: int) -> str:
-    """`text` if it fits in `limit` characters, else its head and tail around a marker of what was cut."""
-    if len(text) <= limit:
-        return text
-    keep = limit - 60
-    head, tail = text[: keep * 2 // 3], text[len(text) - keep // 3 :]
-    return f"{head}\n[... {len(text) - len(head) - len(tail):,} characters truncated ...]\n{tail}"
-
-
-def truncate_value(value: Any, limit: int) -> Any:
-    """`value` with every string in it (recursively) cut by `truncate_text`."""
-    if isinstance(value, str):
-        return truncate_text(value, limit)
-    if isinstance(value, dict):
-        return {k: truncate_value(v, limit) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [truncate_value(v, limit) for v in value]
-    return value
 
 
 def _ts(value: float) -> datetime:

@@ -11,7 +11,8 @@ import pytest
 from skills_store.errors import ConfigError, InvalidInput, NotFound
 from skills_store.models import Step
 from skills_store.protocols import TrajectoryStore
-from skills_store.trajectory_sqlite import SQLiteTrajectoryStore, SQLiteTrajectoryStoreConfig, truncate_text
+from skills_store.trajectory_sqlite import SQLiteTrajectoryStore, SQLiteTrajectoryStoreConfig
+from skills_store.truncate import truncate_text
 
 
 @pytest.fixture
