@@ -285,6 +285,28 @@ class SkillBank:
                 s.skill.uses += 1
         return out
 
+    def similar(self, skill: Skill, k: int = 5, *, same_scope: bool = True) -> list[ScoredSkill]:
+        """Stored skills nearest to `skill` by cosine similarity of their documents (for merging duplicates).
+
+        With `same_scope`, only skills of the same language and repo are considered. Counts no use.
+        """
+        total = self.catalog.count()
+        if total == 0:
+            return []
+        self._refresh_if_stale()
+        qv = self.embedder.embed([skill.document()])[0]
+        filters = Filters(skill.language, skill.repo) if same_scope else Filters()
+        hits = self._vector_hits(qv, k + 1, filters, total)
+        found = {s.skill_id: s for s in self.catalog.get([sid for sid, _ in hits])}
+        out = [
+            ScoredSkill(found[sid], sim, {"vector": i + 1})
+            for i, (sid, sim) in enumerate(hits)
+            if sid in found
+            and sid != skill.skill_id
+            and (not same_scope or (found[sid].language, found[sid].repo) == (skill.language, skill.repo))
+        ]
+        return out[:k]
+
     def count_uses(self, ids: list[str]) -> None:
         """Count one use of each skill (it was shown to an agent)."""
         self.catalog.record_uses(ids)

@@ -203,3 +203,14 @@ def test_a_write_from_another_process_is_seen_by_the_vector_index(bank: SkillBan
     subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
     hits = bank.search("RecursionError: maximum recursion depth exceeded", 1, mode="vector", count_use=False)
     assert hits[0].skill.skill_id == "recursion"
+
+
+def test_similar_finds_near_duplicates_in_the_same_scope_only(bank: SkillBank, skill_factory) -> None:
+    draft = skill_factory(
+        "draft", "Missing module", "ModuleNotFoundError: No module named 'Y'", "Install Y.", language="python"
+    )
+    hits = bank.similar(draft, 3)
+    assert hits[0].skill.skill_id == "missing-module"
+    assert all(h.skill.language == "python" and h.skill.repo is None for h in hits)
+    assert "keyerror" not in {h.skill.skill_id for h in hits}  # repo acme/api is another scope
+    assert 0.0 < hits[0].score <= 1.0
