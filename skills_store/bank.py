@@ -163,7 +163,7 @@ class SkillBank:
     def rebuild_catalog(self) -> int:
         with self._exclusive():
             records = self.store.iter_all()
-            stale = set(self.catalog.iter_ids()) - {s.skill_id for s, _ in records}
+            stale: set[str] = set(self.catalog.iter_ids()) - {s.skill_id for s, _ in records}
             self.catalog.delete(sorted(stale))
             if records:
                 self.catalog.upsert([s for s, _ in records], np.stack([v for _, v in records]))
@@ -236,8 +236,8 @@ class SkillBank:
             raise NotFound(f"no skill with id {skill_id!r}; `skillbank skills list` shows the ids")
         return found[0]
 
-    def list(self, filters: Filters | None = None, *, limit: int = 100, offset: int = 0) -> list[Skill]:
-        return self.catalog.list(filters or Filters(), limit=limit, offset=offset)
+    def list_skills(self, filters: Filters | None = None, *, limit: int = 100, offset: int = 0) -> list[Skill]:
+        return self.catalog.list_skills(filters or Filters(), limit=limit, offset=offset)
 
     def known_values(self) -> dict[str, list[str]]:
         generation = self.catalog.get_meta("generation")

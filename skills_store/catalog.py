@@ -228,7 +228,7 @@ class Catalog:
             row = self._db.execute("SELECT last_used_at FROM skills WHERE skill_id = ?", (skill_id,)).fetchone()
         return row[0] if row else None
 
-    def list(self, filters: Filters, *, limit: int = 100, offset: int = 0) -> list[Skill]:
+    def list_skills(self, filters: Filters, *, limit: int = 100, offset: int = 0) -> list[Skill]:
         where, params = filters.sql()
         with self._lock:
             rows = self._db.execute(

@@ -150,7 +150,8 @@ class ChromaSkillStore:
             return []
         res = self._col.get(ids=list(skill_ids), include=["metadatas"])
         found = {
-            i: Skill.model_validate_json(m["skill"]) for i, m in zip(res["ids"], res["metadatas"] or [], strict=True)
+            i: Skill.model_validate_json(str(m["skill"]))
+            for i, m in zip(res["ids"], res["metadatas"] or [], strict=True)
         }
         return [found[i] for i in skill_ids if i in found]
 

@@ -5,6 +5,7 @@ All methods are blocking; async callers run them through `anyio.to_thread.run_sy
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
@@ -94,7 +95,7 @@ class TrajectoryStore(Protocol):
         since: datetime | None = None,
         limit: int = 100,
         offset: int = 0,
-    ) -> list[Trajectory]:
+    ) -> builtins.list[Trajectory]:
         """Trajectories without their steps, newest first."""
         ...
 
@@ -112,11 +113,11 @@ class TrajectoryStore(Protocol):
 
     def step_count(self, trajectory_id: str) -> int: ...
 
-    def shown_skills(self, trajectory_id: str) -> list[str]:
+    def shown_skills(self, trajectory_id: str) -> builtins.list[str]:
         """The skill ids linked to the trajectory, in the order they were first shown."""
         ...
 
-    def pending_for(self, distiller: str, limit: int = 100) -> list[Trajectory]:
+    def pending_for(self, distiller: str, limit: int = 100) -> builtins.list[Trajectory]:
         """Closed trajectories, with their steps, not yet marked processed by `distiller`; oldest closed first."""
         ...
 
@@ -124,7 +125,7 @@ class TrajectoryStore(Protocol):
         """Take these trajectories out of `pending_for(distiller)`; an unknown id raises `NotFound`, marks nothing."""
         ...
 
-    def close_stale(self, idle_for: timedelta, outcome: Outcome = "abandoned") -> list[str]:
+    def close_stale(self, idle_for: timedelta, outcome: Outcome = "abandoned") -> builtins.list[str]:
         """Close every open trajectory with no write for `idle_for` (left by a crashed client); return the ids."""
         ...
 

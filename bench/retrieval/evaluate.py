@@ -91,9 +91,15 @@ def load_distractors(path: Path = DISTRACTORS_PATH) -> list[Skill]:
     return [Skill.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+#: Every eval skill gets this confidence, so the ranking's confidence prior cannot tell starter skills from
+#: distractors (the distractors were written with lower confidences): the eval measures relevance alone.
+NEUTRAL_CONFIDENCE = 0.75
+
+
 def eval_corpus() -> list[Skill]:
-    """The skills loaded for the eval: the starter pack and the distractors."""
-    return [*load_starter_pack(), *load_distractors()]
+    """The skills loaded for the eval: the starter pack and the distractors, with one shared confidence."""
+    skills = [*load_starter_pack(), *load_distractors()]
+    return [s.model_copy(update={"confidence": NEUTRAL_CONFIDENCE, "prior": NEUTRAL_CONFIDENCE}) for s in skills]
 
 
 def build_bank(home: Path, embedder: Embedder) -> SkillBank:

@@ -58,7 +58,7 @@ def export(
     """Write every skill as JSONL (re-importable with `skills import`)."""
     catalog = _catalog()
     try:
-        skills = catalog.list(Filters(), limit=10**9)
+        skills = catalog.list_skills(Filters(), limit=10**9)
     finally:
         catalog.close()
     text = dump_skills(skills)
@@ -81,7 +81,7 @@ def list_(
     catalog = _catalog()
     try:
         filters = Filters(language=language, repo=repo, tags=tuple(t.lower() for t in tag or ()))
-        skills = catalog.list(filters, limit=limit)
+        skills = catalog.list_skills(filters, limit=limit)
         total = catalog.count()
     finally:
         catalog.close()

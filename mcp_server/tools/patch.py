@@ -23,7 +23,7 @@ def register(server: MCPServer, deps: Deps) -> None:
             "ambiguous or non-matching hunk is refused with the lines it expected and the closest lines found. "
             "Paths must stay inside the workspace. Use dry_run to check a patch without writing."
         ),
-        annotations=ToolAnnotations(destructiveHint=True, idempotentHint=False, openWorldHint=False),
+        annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False, open_world_hint=False),
     )
     async def apply_patch_tool(
         patch: Annotated[str, Field(min_length=1, description="The patch text (unified diff or Codex envelope).")],

@@ -27,10 +27,10 @@ def suggest_skills(bank: SkillBank, queries: list[str], k: int = SUGGESTIONS) ->
     """The best `k` skills over all failure messages (each skill once, at its best score); counted as uses."""
     best: dict[str, SkillHit] = {}
     for query in queries:
-        for hit in bank.search(query, k, count_use=False):
-            current = best.get(hit.skill.skill_id)
-            if current is None or hit.score > current.score:
-                best[hit.skill.skill_id] = SkillHit.of(hit)
+        for found in bank.search(query, k, count_use=False):
+            current = best.get(found.skill.skill_id)
+            if current is None or found.score > current.score:
+                best[found.skill.skill_id] = SkillHit.of(found)
     top = sorted(best.values(), key=lambda h: -h.score)[:k]
     if top:
         bank.count_uses([h.skill_id for h in top])
@@ -81,7 +81,7 @@ def register(server: MCPServer, deps: Deps) -> None:
             "Run the workspace's tests in a sandbox (no network) and get every test's outcome, failed first, a "
             "reward, and skills from earlier sessions that match the failures. Default: the whole pytest suite."
         ),
-        annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False),
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
     )
     async def run_tests_tool(
         ctx: Context,

@@ -74,7 +74,7 @@ def register(server: MCPServer, deps: Deps) -> None:
             "Search lessons learned by earlier agent sessions. Pass an error message, a traceback, or a description "
             "of the problem; get back skills ('when you see X, do Y') ranked by relevance and confidence."
         ),
-        annotations=ToolAnnotations(readOnlyHint=False, idempotentHint=False, openWorldHint=False),
+        annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=False),
     )
     async def search_skills(
         query: Annotated[

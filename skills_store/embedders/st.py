@@ -23,7 +23,10 @@ class SentenceTransformerEmbedder:
         except Exception as exc:
             raise ConfigError(f"cannot load sentence-transformers model {model!r} offline: {exc}") from exc
         self.name = model
-        self.dim = int(self._model.get_embedding_dimension())
+        dim = self._model.get_embedding_dimension()
+        if dim is None:
+            raise ConfigError(f"sentence-transformers model {model!r} does not report its embedding dimension")
+        self.dim = int(dim)
         self.batch_size = batch_size
         self._lock = threading.Lock()
 
