@@ -31,14 +31,15 @@ MARKER = "[REDACTED:{kind}]"
 
 #: A name that says its value is a secret (env var, dict key, YAML key, keyword argument).
 SECRET_NAME = (
-    r"[A-Za-z0-9_.\-]*(?:secret|token(?!s|iz|_?count|_?type|_?len|_?ids?\b)|passw(?:or)?d|passwd|pwd|api[_\-]?key|"
+    r"[A-Za-z0-9_.\-]*(?:secret|token(?!s|iz|_?count|_?type|_?len|_?ids?\b)|passw(?:or)?d|passwd|pass(?![a-z])|pwd|api[_\-]?key|"
     r"apikey|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credentials?|signing[_\-]?key|encryption[_\-]?key|"
     r"session[_\-]?key|client[_\-]?secret|dsn)[A-Za-z0-9_.\-]*"
 )
 _SECRET_NAME_RE = re.compile(rf"^{SECRET_NAME}$", re.IGNORECASE)
 #: Values that are placeholders, references or code rather than secrets.
 _NOT_A_VALUE_RE = re.compile(
-    r"^(?:|none|null|nil|true|false|undefined|\*+|x{3,}|\.{3}|<[^>]*>|\$\{?[A-Za-z_][\w.]*\}?|\{\{.*\}\}|%\(?\w*\)?s)$",
+    r"^(?:|none|null|nil|true|false|undefined|\*+|x{3,}|\.{3}|<[^>]*>|\$\{?[A-Za-z_][\w.]*\}?|\{\{.*\}\}|%\(?\w*\)?s|"
+    r"pass|password|passwd|secret|changeme|example|placeholder|your[_\-]?\w*|my[_\-]?\w*)$",
     re.IGNORECASE,
 )
 
@@ -66,7 +67,7 @@ def _plain(value: str) -> str:
 def _value_ok(value: str) -> bool:
     """Not a placeholder, a reference to another variable, a boolean or a number."""
     value = _plain(value)
-    return not _NOT_A_VALUE_RE.match(value) and not value.replace(".", "").isdigit()
+    return not (_NOT_A_VALUE_RE.match(value) or _MASKED_RE.fullmatch(value) or value.replace(".", "").isdigit())
 
 
 def _secretish(value: str) -> bool:
@@ -75,6 +76,19 @@ def _secretish(value: str) -> bool:
     if not _value_ok(value) or len(value) < 6 or any(c.isspace() for c in value):
         return False
     return len(value) >= 16 or not (value.isalpha() and (value.islower() or value.isupper()))
+
+
+_CODE_LIKE_RE = re.compile(r"[A-Za-z_][A-Za-z_.]*(?:\[.*\]|\(.*\))?,?")
+_MASKED_RE = re.compile(r"[*xX#./\- ]+")
+
+
+def _yaml_value_ok(value: str) -> bool:
+    """A YAML/annotation value that is a secret, not a type or an expression (`token: object,`, `Token: Style()`)."""
+    return _secretish(value) and not _CODE_LIKE_RE.fullmatch(_plain(value))
+
+
+def _url_password_ok(value: str) -> bool:
+    return _value_ok(value) and len(_plain(value)) >= 4
 
 
 def _group_ok(test: Callable[[str], bool], group: str = "s") -> Callable[[re.Match[str]], bool]:
@@ -148,7 +162,7 @@ RULES: tuple[Rule, ...] = (
         "://",
         group="s",
         flags=re.IGNORECASE,
-        check=_group_ok(_value_ok),
+        check=_group_ok(_url_password_ok),
     ),
     _rule(
         "auth-header",
@@ -161,7 +175,7 @@ RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "env-secret",
-        r"^[ \t]*(?:export[ \t]+)?(?P<name>[A-Z][A-Z0-9_]*)[ \t]*=[ \t]*"
+        r"^[ \t]*(?:export[ \t]+)?(?P<name>[A-Z][A-Z0-9_]*)="
         r"(?P<s>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'#][^\n#]*?)[ \t]*(?:#.*)?$",
         "=",
         group="s",
@@ -194,7 +208,7 @@ RULES: tuple[Rule, ...] = (
         ":",
         group="s",
         flags=re.MULTILINE,
-        check=_group_ok(_secretish),
+        check=_group_ok(_yaml_value_ok),
     ),
 )
 
