@@ -212,7 +212,7 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
-_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9_+/=\-])[A-Za-z0-9_+/\-]{20,}={0,2}(?![A-Za-z0-9_+/=\-])")
+_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9_+/\-])[A-Za-z0-9_+/\-]{20,}={0,2}(?![A-Za-z0-9_+/=\-])")
 _HEX_RE = re.compile(r"^[0-9a-fA-F\-]+$")
 _WORD_RE = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 _HASH_PREFIXES = ("sha1-", "sha224-", "sha256-", "sha384-", "sha512-", "md5-")
