@@ -1,8 +1,11 @@
-"""`apply_patch`: parse, plan every file in memory, check Python syntax, then write everything or nothing."""
+"""`apply_patch`: parse, plan every file in memory, check Python syntax, then write everything or nothing.
+
+The syntax check compiles the new text (to catch what `ast.parse` misses, such as `return` outside a function)
+but never runs it.
+"""
 
 from __future__ import annotations
 
-import ast
 import warnings
 from pathlib import Path
 
@@ -14,17 +17,18 @@ from sandbox.patch.plan import Planner
 from sandbox.patch.write import commit
 
 
-def apply_patch(root: Path, patch: str, *, dry_run: bool = False) -> PatchResult:
+def apply_patch(root: Path, patch: str, *, dry_run: bool = False, check_syntax: bool = True) -> PatchResult:
     """Apply a unified diff or a Codex envelope to the workspace at `root`, all or nothing.
 
     Raises `sandbox.errors.PatchError` when the patch is refused (malformed, a hunk that does not match or matches
     ambiguously, a path outside the workspace, a binary file, over 10 MB); its message is the whole feedback for
     the model, and nothing was written. With `dry_run` the patch is planned and reported but nothing is written.
+    `check_syntax` compiles every changed `.py` file and reports its syntax error (the patch is applied anyway).
     """
     sections = parse_patch(patch)
     jail = Jail(root)
     plan = Planner(jail).run(sections)
-    syntax = [issue for entry in plan.entries for issue in _syntax_issues(entry)]
+    syntax = [issue for entry in plan.entries for issue in _syntax_issues(entry)] if check_syntax else []
     if not dry_run:
         commit(plan.ops, jail.root)
     return PatchResult(
@@ -40,13 +44,13 @@ def _syntax_issues(entry: Entry) -> list[SyntaxIssue]:
     """A Python file's syntax error as the patch leaves it (empty for other files, deleted files, valid code)."""
     if entry.text is None or not entry.rel.endswith(".py"):
         return []
-    source = entry.text.text()
+    source = entry.text.encode()  # bytes, so that a coding declaration or a BOM is honoured
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ast.parse(source, filename=entry.rel)
+            compile(source, entry.rel, "exec", dont_inherit=True)  # the compiler only; nothing is executed
     except SyntaxError as exc:
         return [SyntaxIssue(path=entry.rel, line=exc.lineno, message=exc.msg)]
-    except (ValueError, UnicodeError) as exc:
-        return [SyntaxIssue(path=entry.rel, line=None, message=str(exc))]
+    except (ValueError, UnicodeError, RecursionError, MemoryError) as exc:
+        return [SyntaxIssue(path=entry.rel, line=None, message=f"{type(exc).__name__}: {exc}")]
     return []

@@ -78,8 +78,9 @@ def _render_hunk(problem: Problem, result: HunkResult, total: int) -> str:
             if codex
             else "put the intended line number in the `@@ -l,n +l,n @@` header"
         )
+        why = result.problem.note or f"its lines match equally well at lines {numbers} ({result.problem.level} match)"
         return (
-            f"{where}: its lines match equally well at lines {numbers} ({result.problem.level} match).\n"
+            f"{where}: {why}.\n"
             f"{_expected(hunk)}\n"
             f"How to fix: add context lines that occur only at the intended place, or {extra}."
         )

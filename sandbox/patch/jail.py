@@ -51,23 +51,25 @@ class Jail:
             raise PatchError(f"apply_patch refused: the workspace root {root} does not exist ({exc})") from exc
         if not self.root.is_dir():
             raise PatchError(f"apply_patch refused: the workspace root {root} is not a directory")
+        self._root = str(self.root)
+        self._prefix = os.path.join(self._root, "")
 
     def resolve(self, rel: str) -> Path:
         """The real location of the already normalised `rel`; its parents may be links that stay inside the root."""
-        target = self.root / rel
+        head, _, name = rel.rpartition("/")
         try:
-            parent = target.parent.resolve(strict=False)
-        except (OSError, RuntimeError) as exc:
+            parent = os.path.realpath(os.path.join(self._root, head)) if head else self._root
+        except (OSError, ValueError) as exc:
             raise PathRefused(rel, f"the path cannot be resolved ({exc})", _RELATIVE) from exc
-        if not parent.is_relative_to(self.root):
+        if parent != self._root and not parent.startswith(self._prefix):
             raise PathRefused(
                 rel, "the path leads outside the workspace through a symbolic link", "patch files inside the workspace"
             )
-        inside = parent.relative_to(self.root).parts
+        inside = parent[len(self._prefix) :].split(os.sep) if parent != self._root else []
         if any(part.casefold() == ".git" for part in inside):
             raise PathRefused(rel, "the path leads into .git/ through a symbolic link", "patch working-tree files")
-        final = parent / target.name
-        if final.is_symlink():
+        final = Path(parent, name)
+        if os.path.islink(final):
             real = Path(os.path.realpath(final))
             inside_root = real.is_relative_to(self.root)
             shown = real.relative_to(self.root).as_posix() if inside_root else "outside the workspace"

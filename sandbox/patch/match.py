@@ -90,6 +90,8 @@ class Ambiguity:
     positions: list[int]
     """0-based indexes of the equally good matches."""
     level: MatchLevel
+    note: str = ""
+    """Why the matches count as equally good, when it is not plain."""
 
 
 @dataclass
@@ -120,7 +122,7 @@ def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
             continue
         tried.add((f, b))
         needle = old[f : len(old) - b]
-        for comparator, norm in COMPARATORS:
+        for index, (comparator, norm) in enumerate(COMPARATORS):
             found = hay.find_all(needle, comparator, norm, lo)
             if not found:
                 continue
@@ -131,9 +133,30 @@ def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
             level: MatchLevel = comparator if fuzz == 0 else ("fuzz1" if fuzz == 1 else "fuzz2")
             if len(chosen) > 1:
                 return Ambiguity(chosen, level)
-            if level == "exact" and expected is not None and chosen[0] != expected:
-                level = "offset"
+            if expected is not None and chosen[0] != expected:
+                rival = _nearer_rival(hay, needle, lo, expected, chosen[0], COMPARATORS[index + 1 :])
+                if rival is not None:
+                    return rival
+                level = "offset" if level == "exact" else level
             return _match(hunk, chosen[0], len(needle), f, b, level, comparator)
+    return None
+
+
+def _nearer_rival(
+    hay: Haystack, needle: list[str], lo: int, expected: int, chosen: int, looser: tuple[Comparator, ...]
+) -> Ambiguity | None:
+    """A looser match nearer the stated line than the stricter match makes the place unclear: text and position
+    disagree (a block repeated elsewhere, while the hunk's own place changed in whitespace)."""
+    distance = abs(chosen - expected)
+    for comparator, norm in looser:
+        nearer = [p for p in hay.find_all(needle, comparator, norm, lo) if abs(p - expected) < distance]
+        if nearer:
+            rival = min(nearer, key=lambda p: abs(p - expected))
+            note = (
+                f"its lines match at line {chosen + 1}, but also at line {rival + 1} ({comparator} match), which is "
+                f"nearer the line the hunk states ({expected + 1})"
+            )
+            return Ambiguity(sorted([chosen, rival]), comparator, note)
     return None
 
 

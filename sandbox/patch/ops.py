@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from sandbox.errors import PatchError
 
@@ -20,8 +20,7 @@ class MalformedPatch(PatchError):
         super().__init__(f"apply_patch refused, nothing was written.\n{where}{problem}\nHow to fix: {fix}")
 
 
-@dataclass(frozen=True)
-class HunkLine:
+class HunkLine(NamedTuple):
     op: LineOp
     text: str
     """The line without its prefix and line ending."""

@@ -184,7 +184,7 @@ class _Parser:
         if body is None:
             body, end = self.read_recounted(start + 1)
         hunk = Hunk(number, start + 1, header, [])
-        _fill(hunk, body, start)
+        _fill(hunk, body)
         if match is not None:
             old_count = 1 if match.group(2) is None else int(match.group(2))
             old_line = int(match.group(1))
@@ -193,29 +193,31 @@ class _Parser:
             raise MalformedPatch(start + 1, f"hunk {number} has no lines", "give each hunk its context and changes")
         return hunk, end
 
-    def read_counted(self, start: int, match: re.Match[str]) -> tuple[list[tuple[int, str]] | None, int]:
+    def read_counted(self, start: int, match: re.Match[str]) -> tuple[list[str] | None, int]:
         """The hunk's lines as its counts say; None when the counts do not fit the lines that follow."""
         old_left = 1 if match.group(2) is None else int(match.group(2))
         new_left = 1 if match.group(4) is None else int(match.group(4))
-        body: list[tuple[int, str]] = []
+        lines, n = self.lines, self.n
         i = start + 1
-        while (old_left > 0 or new_left > 0) and i < self.n:
-            line = self.lines[i]
-            op = _op(line)
-            if op is None or self.text(i).startswith(("@@", "diff ")):
+        while (old_left > 0 or new_left > 0) and i < n:
+            head = lines[i][:1]
+            if head == " " or head == "" or lines[i] == "\r":
+                old_left -= 1
+                new_left -= 1
+            elif head == "-":
+                old_left -= 1
+            elif head == "+":
+                new_left -= 1
+            elif head != "\\":
                 return None, i
-            if op != "\\":
-                old_left -= op in " -"
-                new_left -= op in " +"
             if old_left < 0 or new_left < 0:
                 return None, i
-            body.append((i, line))
             i += 1
         if old_left > 0 or new_left > 0:
             return None, i
-        while i < self.n and _op(self.lines[i]) == "\\":
-            body.append((i, self.lines[i]))
+        while i < n and lines[i].startswith("\\"):
             i += 1
+        body = lines[start + 1 : i]
         if self.more_hunk_lines(i):
             return None, i
         return body, i
@@ -231,12 +233,12 @@ class _Parser:
             i += 1
         return seen_text
 
-    def read_recounted(self, i: int) -> tuple[list[tuple[int, str]], int]:
-        body: list[tuple[int, str]] = []
+    def read_recounted(self, i: int) -> tuple[list[str], int]:
+        body: list[str] = []
         while i < self.n and not self.is_boundary(i) and _op(self.lines[i]) is not None:
-            body.append((i, self.lines[i]))
+            body.append(self.lines[i])
             i += 1
-        while body and body[-1][1].rstrip("\r") == "":
+        while body and body[-1].rstrip("\r") == "":
             body.pop()
         return body, i
 
@@ -252,16 +254,16 @@ def _old_empty(hunk: Hunk) -> bool:
     return not hunk.old_lines
 
 
-def _fill(hunk: Hunk, body: list[tuple[int, str]], start: int) -> None:
-    for _, raw in body:
+def _fill(hunk: Hunk, body: list[str]) -> None:
+    out = hunk.lines
+    for raw in body:
         cr = raw.endswith("\r")
         text = raw[:-1] if cr else raw
         if text.startswith("\\"):
-            if hunk.lines:
+            if out:
                 _mark_no_newline(hunk)
             continue
-        op = text[0] if text else " "
-        hunk.lines.append(HunkLine(op, text[1:], cr))  # type: ignore[arg-type]
+        out.append(HunkLine(text[:1] or " ", text[1:], cr))  # type: ignore[arg-type]
 
 
 def _mark_no_newline(hunk: Hunk) -> None:

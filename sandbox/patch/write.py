@@ -46,10 +46,13 @@ def commit(ops: list[WriteOp], root: Path) -> None:
     writes = [op for op in ops if op.data is not None]
     deletes = [op for op in ops if op.data is None]
     created_dirs: list[Path] = []
+    known_dirs: set[Path] = {root}
     staged: list[tuple[WriteOp, Path]] = []
     for op in writes:
         try:
-            _make_parents(op.path.parent, root, created_dirs)
+            if op.path.parent not in known_dirs:
+                _make_parents(op.path.parent, root, created_dirs)
+                known_dirs.add(op.path.parent)
             staged.append((op, _stage(op.path, op.data or b"", op.mode)))
         except OSError as exc:
             _discard(staged, created_dirs)
@@ -73,8 +76,7 @@ def commit(ops: list[WriteOp], root: Path) -> None:
                 f"apply_patch failed writing {where} ({exc}) and could not restore {', '.join(leftovers)}"
             ) from exc
         raise WriteFailed(f"apply_patch failed writing {where} ({exc}); every file was restored") from exc
-    for op in deletes:
-        _remove_empty_parents(op.path.parent, root)
+    _remove_empty_parents({op.path.parent for op in deletes}, root)
 
 
 def _make_parents(parent: Path, root: Path, created: list[Path]) -> None:
@@ -90,16 +92,19 @@ def _make_parents(parent: Path, root: Path, created: list[Path]) -> None:
 
 
 def _stage(path: Path, data: bytes, mode: int | None) -> Path:
+    """Write `data` to a new temp file beside `path`, with the final permission bits."""
     fd, name = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=path.parent)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fchmod(handle.fileno(), mode if mode is not None else 0o644)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fchmod(fd, mode if mode is not None else 0o644)
     except BaseException:
+        os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(name)
         raise
+    os.close(fd)
     return Path(name)
 
 
@@ -126,11 +131,26 @@ def _rollback(done: list[WriteOp]) -> list[str]:
     return failed
 
 
-def _remove_empty_parents(directory: Path, root: Path) -> None:
-    """After a deletion, remove directories it left empty (as `git apply` does), never the root."""
-    while directory != root and directory.is_relative_to(root):
-        try:
+def _remove_empty_parents(directories: set[Path], root: Path) -> None:
+    """After deletions, remove the directories they left empty (as `git apply` does), never the root."""
+    pending = sorted(directories, key=lambda d: len(d.parts), reverse=True)
+    seen: set[Path] = set()
+    while pending:
+        directory = pending.pop(0)
+        if directory in seen or directory == root or not directory.is_relative_to(root):
+            continue
+        seen.add(directory)
+        if not _is_empty_dir(directory):
+            continue
+        with contextlib.suppress(OSError):
             directory.rmdir()
-        except OSError:
-            return
-        directory = directory.parent
+            pending.append(directory.parent)
+            pending.sort(key=lambda d: len(d.parts), reverse=True)
+
+
+def _is_empty_dir(directory: Path) -> bool:
+    try:
+        with os.scandir(directory) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False

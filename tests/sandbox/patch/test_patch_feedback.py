@@ -111,6 +111,18 @@ def test_syntax_warnings_are_not_raised_and_valid_code_reports_nothing(tmp_path:
     assert result.syntax_errors == []
 
 
+def test_compile_time_errors_beyond_the_parser_are_reported(tmp_path: Path):
+    result = apply_patch(tmp_path, "*** Begin Patch\n*** Add File: top.py\n+x = 1\n+return x\n*** End Patch\n")
+    assert [(i.line, i.message) for i in result.syntax_errors] == [(2, "'return' outside function")]
+
+
+def test_a_coding_declaration_is_honoured_by_the_syntax_check(tmp_path: Path):
+    (tmp_path / "legacy.py").write_bytes(b"# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n")
+    result = apply_patch(tmp_path, "--- a/legacy.py\n+++ b/legacy.py\n@@ -2 +2,2 @@\n name = 'caf\udce9'\n+x = 1\n")
+    assert result.syntax_errors == []
+    assert (tmp_path / "legacy.py").read_bytes().endswith(b"'caf\xe9'\nx = 1\n")
+
+
 def test_non_python_files_are_not_parsed(tmp_path: Path):
     result = apply_patch(tmp_path, "*** Begin Patch\n*** Add File: notes.txt\n+def broken(:\n*** End Patch\n")
     assert result.syntax_errors == []

@@ -129,11 +129,19 @@ def test_codex_hunk_matching_twice_is_refused_with_a_hint_about_anchors(tmp_path
         apply_patch(tmp_path, patch)
 
 
-def test_exact_match_elsewhere_beats_a_whitespace_match_at_the_stated_line(tmp_path: Path):
-    path = _file(tmp_path, ["x ", "y", "z", "x", "y"])
+def test_exact_match_beats_a_whitespace_match_that_is_farther_away(tmp_path: Path):
+    path = _file(tmp_path, ["a", "x", "y", "b", "c", "d", "x ", "y"])
     result = apply_patch(tmp_path, _hunk(1, [" x", "-y", "+Y"]))
-    assert path.read_text() == "x \ny\nz\nx\nY\n"
-    assert result.files[0].match == "offset"
+    assert path.read_text() == "a\nx\nY\nb\nc\nd\nx \ny\n"
+    assert (result.files[0].match, result.files[0].offset_lines) == ("offset", 1)
+
+
+def test_exact_match_far_away_and_whitespace_match_nearby_is_refused(tmp_path: Path, hash_tree: HashTree):
+    _file(tmp_path, ["x ", "y", "z", "x", "y"])
+    before = hash_tree(tmp_path)
+    with pytest.raises(PatchError, match=r"match at line 4, but also at line 1 \(trailing_ws match\), which is nearer"):
+        apply_patch(tmp_path, _hunk(1, [" x", "-y", "+Y"]))
+    assert hash_tree(tmp_path) == before
 
 
 def test_hunk_that_matches_nowhere_is_refused(tmp_path: Path):
