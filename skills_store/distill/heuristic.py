@@ -1,0 +1,207 @@
+"""`HeuristicDistiller`: offline, deterministic skills from the fix episodes of closed trajectories.
+
+For each failure that was fixed (see `episodes`), the skill's `pattern` is the failure's normalised error
+signature, its `strategy` says what the fix changed, where, and what kind of change it was (with the changed lines
+as evidence), and its `sources` name the trajectory. A failure seen by two runs or more and never fixed becomes a
+low-confidence *pitfall* skill listing what did not work. Failures without an error message give no skill: there
+is no pattern to recognise them by.
+
+The prior confidence follows the evidence (documented in docs/distillation.md):
+
+    0.55 base for a fix confirmed by a later test run
+    +0.10 when the confirming run was the whole suite (not a selection)
+    +0.05 when the trajectory ended in success, -0.10 when it ended in failure
+    -0.05 per extra failing run before the fix (at most -0.15)
+    -0.05 when the fix touched more than 3 files or needed fuzzy patch matching
+    clamped to [0.30, 0.80]; pitfalls start at 0.25
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from skills_store.distill.changes import KIND_PHRASES, ChangeSummary, summarise
+from skills_store.distill.episodes import FixEpisode, Pitfall, episodes, language_of
+from skills_store.distill.runner import DistillResult
+from skills_store.distill.signature import ErrorSignature
+from skills_store.models import TAG_RE, Skill, Trajectory
+from skills_store.truncate import truncate_text
+
+PITFALL_PRIOR = 0.25
+
+#: General advice per exception type, put before the evidence of the specific fix.
+ADVICE: dict[str, str] = {
+    "NameError": "A name is used where it is not defined: usually a typo of a name in scope or a missing import.",
+    "ModuleNotFoundError": "The import names a module the interpreter cannot find: a missing dependency, a typo "
+    "in the module name, or a package layout the test runner does not see.",
+    "ImportError": "The module exists but does not provide the name: a wrong name, a moved definition, or a "
+    "circular import.",
+    "AttributeError": "The object has no such attribute: a typo, the wrong type (often None), or an API that changed.",
+    "TypeError": "A value of the wrong type, or a call with the wrong arguments, reached the failing line.",
+    "KeyError": "A key that is not in the mapping was read: check the key's spelling and where it should be set.",
+    "IndexError": "An index past the end of a sequence: check empty inputs and loop boundaries.",
+    "ValueError": "The value has the right type but an unacceptable content: check parsing and input validation.",
+    "AssertionError": "The code under test returns something other than what the test expects: compare the two "
+    "values in the message and fix the computation (not the test) unless the test is wrong.",
+    "ZeroDivisionError": "A division by a value that can be zero: guard empty inputs or zero counts.",
+    "FileNotFoundError": "The path does not exist where the code runs: check relative paths and the working directory.",
+    "SyntaxError": "The file does not parse: fix the syntax at the reported line (and the line before it).",
+    "IndentationError": "The indentation does not match the block structure: fix it at the reported line.",
+    "RecursionError": "A recursion has no reachable base case: check the stopping condition.",
+    "UnboundLocalError": "A local variable is read before it is assigned on some path, or shadows a global.",
+}
+
+
+@dataclass
+class HeuristicConfig:
+    whole_suite_bonus: float = 0.10
+    success_bonus: float = 0.05
+    failure_penalty: float = 0.10
+    attempt_penalty: float = 0.05
+    max_attempt_penalty: float = 0.15
+    noisy_penalty: float = 0.05
+    tags: list[str] = field(default_factory=lambda: ["distilled"])
+
+
+def _tag(text: str) -> str | None:
+    tag = text.strip().lower().replace(" ", "-")
+    return tag if TAG_RE.match(tag) else None
+
+
+def _skill_id(*parts: str) -> str:
+    return "sk-" + hashlib.sha1("\x1f".join(parts).encode()).hexdigest()[:16]
+
+
+class HeuristicDistiller:
+    """The `Distiller` protocol, with no model: see the module doc."""
+
+    name = "heuristic"
+
+    def __init__(self, config: HeuristicConfig | None = None) -> None:
+        self.config = config or HeuristicConfig()
+
+    def distill(self, trajectories: Sequence[Trajectory]) -> list[Skill]:
+        drafts: list[Skill] = []
+        for traj in trajectories:
+            drafts.extend(self.distill_one(traj))
+        return drafts
+
+    def distill_batch(self, trajectories: Sequence[Trajectory]) -> DistillResult:
+        return DistillResult(self.distill(trajectories), [t.trajectory_id for t in trajectories])
+
+    def distill_one(self, traj: Trajectory) -> list[Skill]:
+        fixes, pitfalls = episodes(traj)
+        grouped: dict[tuple[str, tuple[int, ...]], list[FixEpisode]] = {}
+        for fix in fixes:
+            if fix.failure.signature is not None:
+                key = (fix.failure.signature.text, tuple(e.index for e in fix.edits))
+                grouped.setdefault(key, []).append(fix)
+        out = [self._fix_skill(traj, group) for group in grouped.values()]
+        seen: set[str] = set()
+        for pit in pitfalls:
+            sig = pit.failure.signature
+            if sig is not None and sig.text not in seen:
+                seen.add(sig.text)
+                out.append(self._pitfall_skill(traj, sig, pit))
+        return out
+
+    def prior(self, traj: Trajectory, fix: FixEpisode, change: ChangeSummary) -> float:
+        c = self.config
+        p = 0.55
+        if fix.verified_by.scope is None:
+            p += c.whole_suite_bonus
+        if traj.outcome == "success":
+            p += c.success_bonus
+        elif traj.outcome == "failure":
+            p -= c.failure_penalty
+        p -= min(c.attempt_penalty * (fix.failing_runs - 1), c.max_attempt_penalty)
+        if len(change.files) > 3 or any(e.fuzzy for e in fix.edits):
+            p -= c.noisy_penalty
+        return round(min(0.80, max(0.30, p)), 4)
+
+    def _fix_skill(self, traj: Trajectory, group: list[FixEpisode]) -> Skill:
+        fix = group[0]
+        sig = fix.failure.signature
+        assert sig is not None  # grouped only when a signature exists
+        change = summarise(fix.edits)
+        lead = KIND_PHRASES[change.kinds[0]]
+        where = _where(change)
+        tests = sorted({f.failure.test_id for f in group if f.failure.test_id})
+        lines = [
+            ADVICE.get(sig.exc_type, f"{sig.exc_type} was raised; the fix below removed it."),
+            f"What fixed it: {lead}{where}.",
+        ]
+        lines += [f"- {d}" for d in change.details[:6]]
+        kinds = ", ".join(KIND_PHRASES[k] for k in change.kinds)
+        verified = "the whole test suite" if fix.verified_by.scope is None else "the selected tests"
+        lines.append(f"Kind of change: {kinds}.")
+        lines.append(
+            f"Evidence: {sig.example}" + (f" (raised at {sig.location})" if sig.location else "") + f"; fixed after "
+            f"{fix.failing_runs} failing run(s), confirmed by {verified} passing or no longer failing"
+            + (f" ({', '.join(tests[:5])})." if tests else ".")
+        )
+        lines.append("Changed lines:\n```diff\n" + change.excerpt + "\n```")
+        return self._skill(
+            traj,
+            skill_id=_skill_id(traj.trajectory_id, sig.text, ",".join(change.kinds), ",".join(change.paths)),
+            title=f"{sig.exc_type}: {lead}",
+            pattern=sig.text,
+            strategy="\n".join(lines),
+            prior=self.prior(traj, fix, change),
+            tags=[sig.exc_type, *change.kinds],
+            paths=change.paths,
+        )
+
+    def _pitfall_skill(self, traj: Trajectory, sig: ErrorSignature, pit: Pitfall) -> Skill:
+        change = summarise(pit.edits) if pit.edits else None
+        lines = [
+            ADVICE.get(sig.exc_type, f"{sig.exc_type} was raised."),
+            f"Pitfall: this failure came back in {pit.failing_runs} test runs and was never fixed in the session.",
+            f"Evidence: {sig.example}" + (f" (raised at {sig.location})" if sig.location else "") + ".",
+        ]
+        if change is not None:
+            tried = ", ".join(KIND_PHRASES[k] for k in change.kinds)
+            lines.append(f"What did not fix it: {tried}{_where(change)}. Look elsewhere before repeating it.")
+            lines += [f"- {d}" for d in change.details[:6]]
+            lines.append("Changed lines that did not help:\n```diff\n" + change.excerpt + "\n```")
+        else:
+            lines.append("Nothing was changed between the runs: rerunning alone does not fix it.")
+        return self._skill(
+            traj,
+            skill_id=_skill_id(traj.trajectory_id, sig.text, "pitfall"),
+            title=f"Pitfall: {sig.exc_type} that resisted the obvious fixes",
+            pattern=sig.text,
+            strategy="\n".join(lines),
+            prior=PITFALL_PRIOR,
+            tags=[sig.exc_type, "pitfall"],
+            paths=change.paths if change else [],
+        )
+
+    def _skill(self, traj: Trajectory, *, tags: list[str], paths: list[str], prior: float, **fields: str) -> Skill:
+        language = language_of(paths) or ("python" if _ran_pytest(traj) else None)
+        all_tags = [t for t in (_tag(x) for x in [*self.config.tags, *tags, language or ""]) if t]
+        fields["strategy"] = truncate_text(fields["strategy"], 8000)
+        return Skill(
+            **fields,
+            confidence=prior,
+            prior=prior,
+            tags=list(dict.fromkeys(all_tags))[:32],
+            language=language,
+            repo=traj.repo,
+            sources=[traj.trajectory_id],
+        )
+
+
+def _where(change: ChangeSummary) -> str:
+    parts = []
+    for f in change.files[:3]:
+        place = f" (in {', '.join(f'`{p}`' for p in f.places[:2])})" if f.places else ""
+        parts.append(f"`{f.path}`{place}")
+    more = f" and {len(change.files) - 3} more file(s)" if len(change.files) > 3 else ""
+    return f" in {', '.join(parts)}{more}" if parts else ""
+
+
+def _ran_pytest(traj: Trajectory) -> bool:
+    return any(s.tool == "run_tests" and not (s.args or {}).get("command") for s in traj.steps)

@@ -1,0 +1,174 @@
+"""Merging near-duplicate skills into one, never losing a lesson.
+
+Two skills are copies of one lesson when they are in the same scope (language and repo), name the same error type
+in their patterns, are both pitfalls or both fixes, and their documents have a cosine similarity of at least
+`MergeConfig.similarity`. Their merge keeps the better-supported strategy (more sources and net successes), or
+the text an LLM merger writes; unites the sources and tags; sums uses, successes and failures; and pools the priors
+(weighted by the number of sources). A strategy that differs from the one kept is appended as an alternative while
+it fits, so what either copy taught stays readable.
+
+Safety: a draft merged into a stored skill deletes nothing. `dedupe_bank` merging two stored skills writes the
+survivor (under its own id, with both copies' sources) and reads it back before the other copy is archived and
+deleted: there is no moment at which neither copy is stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+from skills_store.distill.changes import similarity
+from skills_store.distill.signature import error_type
+from skills_store.errors import SkillStoreError
+from skills_store.models import Skill, utcnow
+
+if TYPE_CHECKING:
+    from skills_store.bank import SkillBank
+
+#: An LLM (or other) merger: given the kept and the other copy, the merged (title, strategy).
+Merger = Callable[[Skill, Skill], tuple[str, str]]
+MAX_STRATEGY = 8000
+ALTERNATIVE = "\n\nAlso worked (from {sources}):\n"
+
+
+class MergeConfig(BaseModel):
+    """When two skills are one lesson, and how their texts combine."""
+
+    similarity: float = Field(default=0.85, ge=0.0, le=1.0)
+    """Cosine similarity of the two documents (title, pattern, strategy) at or above which they may merge."""
+    candidates: int = Field(default=5, ge=1, le=50)
+    """How many nearest stored skills are checked for each new draft."""
+    same_text: float = Field(default=0.8, ge=0.0, le=1.0)
+    """Strategies whose word overlap is at least this are one text; below it the other is kept as an alternative."""
+
+
+@dataclass
+class MergeReport:
+    added: list[str] = field(default_factory=list)
+    """Ids of drafts stored as new skills."""
+    merged: list[tuple[str, str]] = field(default_factory=list)
+    """(draft or dropped id, id of the skill it was merged into)."""
+
+
+def support(skill: Skill) -> float:
+    """How well a skill's strategy is supported: its sources and net outcomes, then its prior."""
+    return len(skill.sources) + skill.successes - skill.failures + (skill.prior or 0.0)
+
+
+def same_lesson_kind(a: Skill, b: Skill) -> bool:
+    """Same scope, same error type, both pitfalls or both not: the preconditions for a merge."""
+    return (
+        (a.language, a.repo) == (b.language, b.repo)
+        and error_type(a.pattern) == error_type(b.pattern)
+        and ("pitfall" in a.tags) == ("pitfall" in b.tags)
+    )
+
+
+def combine(first: Skill, second: Skill, *, config: MergeConfig | None = None, merger: Merger | None = None) -> Skill:
+    """One skill out of two copies of a lesson. It keeps `first`'s id (the stored copy); see the module doc."""
+    config = config or MergeConfig()
+    keep, other = (first, second) if support(first) >= support(second) else (second, first)
+    if merger is not None:
+        title, strategy = merger(keep, other)
+    else:
+        title, strategy = keep.title, keep.strategy
+        if similarity(keep.strategy, other.strategy) < config.same_text and other.strategy[:200] not in strategy:
+            extra = ALTERNATIVE.format(sources=", ".join(other.sources[:3]) or "another copy") + other.strategy
+            if len(strategy) + len(extra) <= MAX_STRATEGY:
+                strategy += extra
+    sources = list(dict.fromkeys([*first.sources, *second.sources]))
+    n1, n2 = max(1, len(first.sources)), max(1, len(second.sources))
+    prior = ((first.prior or first.confidence) * n1 + (second.prior or second.confidence) * n2) / (n1 + n2)
+    merged = first.model_copy(
+        update={
+            "title": title[:200],
+            "pattern": keep.pattern,
+            "strategy": strategy[:MAX_STRATEGY],
+            "prior": round(prior, 6),
+            "tags": list(dict.fromkeys([*first.tags, *second.tags]))[:32],
+            "sources": sources,
+            "uses": first.uses + second.uses,
+            "successes": first.successes + second.successes,
+            "failures": first.failures + second.failures,
+            "created_at": min(first.created_at, second.created_at),
+            "updated_at": utcnow(),
+        }
+    )
+    merged = Skill.model_validate(merged.model_dump())
+    merged.recompute_confidence()
+    return merged
+
+
+def find_duplicate(bank: SkillBank, skill: Skill, config: MergeConfig) -> Skill | None:
+    """The stored skill `skill` is a copy of, if any (the most similar one that qualifies)."""
+    for hit in bank.similar(skill, k=config.candidates):
+        if hit.score >= config.similarity and same_lesson_kind(hit.skill, skill):
+            return hit.skill
+    return None
+
+
+def merge_into_bank(
+    bank: SkillBank, drafts: Sequence[Skill], *, config: MergeConfig | None = None, merger: Merger | None = None
+) -> MergeReport:
+    """Store each draft as a new skill, or merge it into the stored skill it duplicates. Deletes nothing."""
+    config = config or MergeConfig()
+    report = MergeReport()
+    for draft in drafts:
+        same_id = bank.catalog.get([draft.skill_id])
+        target = same_id[0] if same_id else find_duplicate(bank, draft, config)
+        if target is None:
+            bank.upsert([draft])
+            report.added.append(draft.skill_id)
+            continue
+        bank.update([combine(target, draft, config=config, merger=merger)])
+        report.merged.append((draft.skill_id, target.skill_id))
+    return report
+
+
+def dedupe_bank(
+    bank: SkillBank,
+    *,
+    config: MergeConfig | None = None,
+    merger: Merger | None = None,
+    archive: Path | None = None,
+    apply: bool = True,
+) -> MergeReport:
+    """Merge stored near-duplicates pairwise. With `apply=False`, only report what would merge.
+
+    Each dropped copy is appended to `archive` (JSONL) after the survivor is stored and before it is deleted.
+    """
+    from skills_store.jsonl import dump_skills
+
+    config = config or MergeConfig()
+    report = MergeReport()
+    gone: set[str] = set()
+    for skill_id in bank.catalog.iter_ids():
+        if skill_id in gone:
+            continue
+        found = bank.catalog.get([skill_id])
+        if not found:
+            continue
+        skill = found[0]
+        other = find_duplicate(bank, skill, config)
+        if other is None or other.skill_id in gone:
+            continue
+        keep, drop = (skill, other) if support(skill) >= support(other) else (other, skill)
+        report.merged.append((drop.skill_id, keep.skill_id))
+        gone.add(drop.skill_id)
+        if not apply:
+            continue
+        merged = combine(keep, drop, config=config, merger=merger)
+        bank.update([merged])
+        stored = bank.get(keep.skill_id)
+        if not set(drop.sources) <= set(stored.sources):
+            raise SkillStoreError(f"merging {drop.skill_id} into {keep.skill_id} did not keep its sources; kept both")
+        if archive is not None:
+            archive.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open("a", encoding="utf-8") as fh:
+                fh.write(dump_skills([drop]))
+        bank.delete([drop.skill_id])
+    return report

@@ -1,0 +1,89 @@
+"""Confidence from outcomes: when a trajectory that was shown skills closes, their counters move.
+
+The rule (documented in docs/distillation.md): a skill carries its distiller's prior confidence `p` and counts of
+`successes` and `failures` of the trajectories it was shown to. Its confidence is the mean of the Beta posterior
+whose prior is Beta(p * 2, (1 - p) * 2) (`posterior_confidence`, two pseudo-observations):
+
+    confidence = (2p + successes) / (2 + successes + failures)
+
+A trajectory closed with `success` adds one success to every skill it was shown, `failure` one failure;
+`abandoned` (or no outcome) moves nothing.
+
+Application is driven by the trajectory store's processing marks (`pending_for("outcomes")`), under a file lock
+shared by every process using the same data dir, so each closed trajectory moves the counters exactly once: a
+trajectory that closed while the skill bank was not open yet is picked up by the next pass (the next close, or
+`skillbank distill`). A crash between updating the skills and marking the trajectory could count it twice; that
+window is one SQLite transaction wide.
+"""
+
+from __future__ import annotations
+
+import fcntl
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from skills_store.protocols import TrajectoryStore
+
+if TYPE_CHECKING:
+    from skills_store.bank import SkillBank
+
+#: The processing mark that `apply_outcomes` sets on the trajectories it has counted.
+OUTCOMES = "outcomes"
+
+
+@dataclass
+class OutcomeReport:
+    trajectories: int = 0
+    """Closed trajectories taken out of the pending list (with or without skills to move)."""
+    successes: dict[str, int] = field(default_factory=dict)
+    """skill id -> successes added in this pass."""
+    failures: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def skills(self) -> int:
+        return len(set(self.successes) | set(self.failures))
+
+
+class Busy(Exception):
+    """Another thread or process holds the lock and the caller chose not to wait."""
+
+
+@contextmanager
+def file_lock(path: Path, *, wait: bool = True) -> Iterator[None]:
+    """An exclusive lock on `path` across processes (and threads: each call opens its own descriptor)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise Busy(str(path)) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def lock_path(bank: SkillBank) -> Path:
+    return bank.catalog.path.with_name(".outcomes.lock")
+
+
+def apply_outcomes(store: TrajectoryStore, bank: SkillBank, *, batch: int = 200) -> OutcomeReport:
+    """Count the outcome of every closed trajectory not counted yet into the skills it was shown."""
+    report = OutcomeReport()
+    with file_lock(lock_path(bank)):
+        while True:
+            pending = store.pending_for(OUTCOMES, limit=batch)
+            if not pending:
+                return report
+            for traj in pending:
+                if traj.outcome in ("success", "failure") and traj.skills_shown:
+                    success = traj.outcome == "success"
+                    moved = bank.record_outcome(traj.skills_shown, success)
+                    tally = report.successes if success else report.failures
+                    for skill in moved:
+                        tally[skill.skill_id] = tally.get(skill.skill_id, 0) + 1
+                store.mark_processed([traj.trajectory_id], OUTCOMES)
+                report.trajectories += 1

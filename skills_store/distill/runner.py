@@ -1,0 +1,107 @@
+"""One distillation pass: pending closed trajectories -> drafts -> merged into the bank -> marked processed.
+
+`distill_pending` works in batches of `batch` trajectories, oldest closed first. A trajectory is marked processed
+by the distiller's name only after its drafts are stored, so an interrupted pass loses nothing and repeats
+nothing; a distiller that stops early (the LLM distiller's token budget) leaves the rest pending for the next
+pass. Passes of the same distiller are serialised across processes by a file lock in the data dir.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from skills_store.distill.merge import MergeConfig, Merger, merge_into_bank
+from skills_store.distill.outcomes import file_lock
+from skills_store.models import Skill, Trajectory
+from skills_store.protocols import TrajectoryStore
+
+if TYPE_CHECKING:
+    from skills_store.bank import SkillBank
+
+
+@dataclass
+class DistillResult:
+    """What a distiller made of a batch."""
+
+    drafts: list[Skill]
+    done: list[str]
+    """Ids of the trajectories fully distilled (the others stay pending)."""
+    stopped: str | None = None
+    """Why the distiller stopped before the end of the batch (a token budget spent), else None."""
+    tokens: int = 0
+    """Model tokens spent on the batch (0 for the heuristic distiller)."""
+
+
+class BatchDistiller(Protocol):
+    """A `Distiller` that also says which trajectories of a batch it finished."""
+
+    name: str
+
+    def distill(self, trajectories: Sequence[Trajectory]) -> list[Skill]: ...
+
+    def distill_batch(self, trajectories: Sequence[Trajectory]) -> DistillResult: ...
+
+
+@dataclass
+class PassReport:
+    distiller: str
+    trajectories: int = 0
+    drafts: int = 0
+    added: list[str] = field(default_factory=list)
+    merged: list[tuple[str, str]] = field(default_factory=list)
+    stopped: str | None = None
+    tokens: int = 0
+
+    def summary(self) -> str:
+        text = (
+            f"{self.distiller}: {self.trajectories} trajectories distilled into {self.drafts} draft(s): "
+            f"{len(self.added)} new skill(s), {len(self.merged)} merged into existing ones"
+        )
+        if self.tokens:
+            text += f"; {self.tokens:,} model tokens"
+        if self.stopped:
+            text += f"; stopped early: {self.stopped}"
+        return text
+
+
+def distill_pending(
+    store: TrajectoryStore,
+    bank: SkillBank,
+    distiller: BatchDistiller,
+    *,
+    batch: int = 50,
+    limit: int | None = None,
+    merge_config: MergeConfig | None = None,
+    merger: Merger | None = None,
+    progress: Callable[[int], None] | None = None,
+    wait: bool = True,
+) -> PassReport:
+    """Distill the trajectories `distiller` has not processed yet (at most `limit`); see the module doc.
+
+    `progress(n)` is called after each batch with the number of trajectories it finished. With `wait=False` a
+    pass already running elsewhere makes this one raise `outcomes.Busy` instead of waiting for it.
+    """
+    report = PassReport(distiller.name)
+    with file_lock(bank.catalog.path.with_name(f".distill-{distiller.name}.lock"), wait=wait):
+        while limit is None or report.trajectories < limit:
+            want = batch if limit is None else min(batch, limit - report.trajectories)
+            pending = store.pending_for(distiller.name, limit=want)
+            if not pending:
+                break
+            result = distiller.distill_batch(pending)
+            merged = merge_into_bank(bank, result.drafts, config=merge_config, merger=merger)
+            if result.done:
+                store.mark_processed(result.done, distiller.name)
+            report.trajectories += len(result.done)
+            report.drafts += len(result.drafts)
+            report.added += merged.added
+            report.merged += merged.merged
+            report.tokens += result.tokens
+            if progress is not None:
+                progress(len(result.done))
+            if result.stopped or not result.done:
+                report.stopped = result.stopped or "the distiller finished none of the pending trajectories"
+                break
+    return report
