@@ -57,6 +57,9 @@ class Planner:
             self.add(section)
             return
         source = self.overlay.existing(section.path)
+        if source is None and _creates_from_nothing(section):
+            self.add(section)
+            return
         if source is None:
             raise self.fail(
                 section.label(),
@@ -184,6 +187,17 @@ class Planner:
                 mode=shown_mode,
             )
         )
+
+
+def _creates_from_nothing(section: FilePatch) -> bool:
+    """A unified-diff modification of a missing file whose hunks only add lines at the top creates it (as GNU
+    patch does), even without a `/dev/null` header."""
+    return (
+        section.kind == "modify"
+        and section.fmt == "unified"
+        and bool(section.hunks)
+        and all(not h.old_lines and h.old_start == 0 for h in section.hunks)
+    )
 
 
 def _mode(section: FilePatch, current: int | None) -> int:

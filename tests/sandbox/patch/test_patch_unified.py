@@ -238,3 +238,16 @@ def test_two_sections_for_one_file_apply_in_sequence(tmp_path: Path):
     second = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n B\n-c\n+C\n"
     apply_patch(tmp_path, first + second)
     assert (tmp_path / "f.txt").read_text() == "a\nB\nC\n"
+
+
+def test_hunk_adding_to_a_missing_file_without_dev_null_creates_it(tmp_path: Path):
+    result = apply_patch(tmp_path, "--- a/pkg/new.py\n+++ b/pkg/new.py\n@@ -0,0 +1,2 @@\n+x = 1\n+y = 2\n")
+    assert (tmp_path / "pkg" / "new.py").read_text() == "x = 1\ny = 2\n"
+    assert result.files[0].action == "add"
+
+
+def test_patch_sent_with_crlf_everywhere_keeps_an_lf_file_lf(tmp_path: Path):
+    (tmp_path / "f.txt").write_bytes(b"a\nb\nc\n")
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n".replace("\n", "\r\n")
+    apply_patch(tmp_path, patch)
+    assert (tmp_path / "f.txt").read_bytes() == b"a\nB\nc\n"
