@@ -223,16 +223,10 @@ def _kinds(files: list[FileDelta]) -> tuple[list[str], list[str]]:
         if any(c in new_text and c not in old_text for c in _CONVERSIONS):
             add("convert-type")
     if not kinds:
-        has_added = any(f.added for f in files)
-        has_removed = any(f.removed for f in files)
-        add(
-            "add-code"
-            if has_added and not has_removed
-            else "remove-code"
-            if has_removed and not has_added
-            else "edit-code"
-        )
-    return kinds, details
+        added, removed = any(f.added for f in files), any(f.removed for f in files)
+        add("edit-code" if added == removed else "add-code" if added else "remove-code")
+    order = list(KIND_PHRASES)
+    return sorted(kinds, key=order.index), details
 
 
 def _off_by_one(old: str, new: str) -> bool:

@@ -29,8 +29,8 @@ from skills_store.models import Skill, utcnow
 if TYPE_CHECKING:
     from skills_store.bank import SkillBank
 
-#: An LLM (or other) merger: given the kept and the other copy, the merged (title, strategy).
-Merger = Callable[[Skill, Skill], tuple[str, str]]
+#: An LLM (or other) merger: given the kept and the other copy, the merged (title, strategy), or None to fall back.
+Merger = Callable[[Skill, Skill], tuple[str, str] | None]
 MAX_STRATEGY = 8000
 ALTERNATIVE = "\n\nAlso worked (from {sources}):\n"
 
@@ -72,8 +72,9 @@ def combine(first: Skill, second: Skill, *, config: MergeConfig | None = None, m
     """One skill out of two copies of a lesson. It keeps `first`'s id (the stored copy); see the module doc."""
     config = config or MergeConfig()
     keep, other = (first, second) if support(first) >= support(second) else (second, first)
-    if merger is not None:
-        title, strategy = merger(keep, other)
+    texts = merger(keep, other) if merger is not None else None
+    if texts is not None:
+        title, strategy = texts
     else:
         title, strategy = keep.title, keep.strategy
         if similarity(keep.strategy, other.strategy) < config.same_text and other.strategy[:200] not in strategy:

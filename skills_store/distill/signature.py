@@ -80,11 +80,11 @@ def error_type(text: str) -> str | None:
 
 def from_error_line(line: str, location: str | None = None) -> ErrorSignature | None:
     """The signature of one `Type: message` line (or a bare `assert ...`); None when it is not an error line."""
-    line = " ".join(line.strip().split())
+    line = re.sub(r"^E\s+", "", " ".join(line.strip().split()))
     if not line:
         return None
     if _ASSERT_RE.match(line):
-        line = "AssertionError: " + line.removeprefix("E").strip()
+        line = "AssertionError: " + line
     match = _TYPE_RE.match(line)
     if not match:
         return None

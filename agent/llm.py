@@ -1,0 +1,78 @@
+"""Model selection: a `--llm` / `--model` string -> a pydantic-ai model, with the keys it needs checked up front.
+
+    openai:gpt-4o                  OpenAI; needs OPENAI_API_KEY
+    openai:<model> + OPENAI_BASE_URL
+                                   any OpenAI-compatible gateway (vLLM, Ollama, LiteLLM, OpenRouter...);
+                                   OPENAI_API_KEY when the gateway wants one
+    <model> + OPENAI_BASE_URL      the same, without the prefix
+    anthropic:claude-sonnet-4-5    Anthropic; needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional)
+
+The environment is passed in (the CLI reads it once); nothing here reads `os.environ`. A missing key or an unknown
+provider is a `ModelConfigError` naming the variable to set, raised before any request is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from skills_store.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
+PROVIDERS = ("openai", "anthropic")
+#: Placeholder key for gateways that need none (the OpenAI client refuses an empty key).
+NO_KEY = "not-needed"
+
+
+class ModelConfigError(ConfigError):
+    """The model string or the environment it needs is wrong; the message says what to set."""
+
+
+def split_spec(spec: str, env: Mapping[str, str]) -> tuple[str, str]:
+    """(provider, model name) of a model string, checked."""
+    spec = spec.strip()
+    if not spec:
+        raise ModelConfigError("the model is empty; pass e.g. --llm openai:gpt-4o or --llm anthropic:claude-sonnet-4-5")
+    provider, sep, name = spec.partition(":")
+    if not sep:
+        if env.get("OPENAI_BASE_URL"):
+            return "openai", spec
+        raise ModelConfigError(
+            f"model {spec!r} names no provider; write openai:{spec} or anthropic:{spec}, or set OPENAI_BASE_URL "
+            "to use it through an OpenAI-compatible gateway"
+        )
+    provider = provider.lower()
+    if provider not in PROVIDERS:
+        raise ModelConfigError(
+            f"unknown model provider {provider!r} in {spec!r}; use one of {', '.join(PROVIDERS)} "
+            "(any OpenAI-compatible gateway works as openai:<model> with OPENAI_BASE_URL set)"
+        )
+    if not name.strip():
+        raise ModelConfigError(f"{spec!r} has no model name after the colon, e.g. {provider}:<model>")
+    return provider, name.strip()
+
+
+def resolve_model(spec: str, env: Mapping[str, str]) -> Model:
+    """The pydantic-ai model for `spec` (see the module doc). Makes no request."""
+    provider, name = split_spec(spec, env)
+    if provider == "openai":
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        base_url = env.get("OPENAI_BASE_URL") or None
+        key = env.get("OPENAI_API_KEY") or None
+        if key is None and base_url is None:
+            raise ModelConfigError(
+                f"OPENAI_API_KEY is not set, and {spec!r} needs it: export OPENAI_API_KEY=..., or set "
+                "OPENAI_BASE_URL to use an OpenAI-compatible gateway"
+            )
+        return OpenAIChatModel(name, provider=OpenAIProvider(base_url=base_url, api_key=key or NO_KEY))
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    key = env.get("ANTHROPIC_API_KEY") or None
+    if key is None:
+        raise ModelConfigError(f"ANTHROPIC_API_KEY is not set, and {spec!r} needs it: export ANTHROPIC_API_KEY=...")
+    return AnthropicModel(name, provider=AnthropicProvider(api_key=key, base_url=env.get("ANTHROPIC_BASE_URL") or None))
