@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from mcp_server.capture import SessionCapture
 from mcp_server.deps import ALL_TOOLS, Deps
 from mcp_server.lazy import LazySkillBank
+from mcp_server.memory import trim
 from mcp_server.settings import Settings
 from skills_store.datadir import preflight
 from skills_store.errors import ConfigError
@@ -37,6 +38,7 @@ def open_bank(settings: Settings, *, reembed: bool = False) -> SkillBank:
     )
     if settings.starter_skills:
         seed_if_new(bank)
+    trim()
     return bank
 
 

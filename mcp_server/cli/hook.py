@@ -24,10 +24,18 @@ def hooks() -> None:
 @app.command()
 def claude() -> None:
     """Claude Code hook for SessionStart, UserPromptSubmit, PostToolUse, PostToolUseFailure and SessionEnd."""
+    raise typer.Exit(_run_claude())
+
+
+def _run_claude() -> int:
     from mcp_server.claude_hook import run
 
     settings = load_settings()
-    code = run(
+    return run(
         sys.stdin.read(), home=settings.home, redact_patterns=settings.redact_patterns, out=sys.stdout, err=sys.stderr
     )
-    raise typer.Exit(code)
+
+
+def claude_main() -> None:
+    """`skillbank hook claude` without building the whole CLI (the fast path `mcp_server.cli.main` takes)."""
+    sys.exit(_run_claude())

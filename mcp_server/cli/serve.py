@@ -11,6 +11,7 @@ import typer
 
 from mcp_server.cli.common import clean_errors, fail, load_settings
 from mcp_server.deps import ALL_TOOLS, EXEC_TOOLS
+from mcp_server.memory import limit_arenas
 
 
 def select_tools(transport: str, tools: str | None, allow_exec: bool) -> list[str]:
@@ -43,6 +44,7 @@ def serve(
     settings = load_settings()
     logging.basicConfig(level=settings.log_level, format="skillbank %(levelname)s %(name)s: %(message)s")
     chosen = select_tools(transport, tools, allow_exec)
+    limit_arenas()
     with clean_errors():
         from mcp_server.app import create_server
         from mcp_server.http import check_bind

@@ -1,0 +1,199 @@
+"""search_skills latency through an in-process MCP client at 1k, 10k and 100k skills, against a floor.
+
+Floor (measured in the same run, on the same store and queries): one query encode with the same MiniLM model
+(no cache) plus one raw Chroma `query(k=5)`; that is the least any vector search can cost here. The tool adds
+the keyword side (FTS5), fusion, hydration, use counting and trajectory capture on top.
+
+Filtered search (`language` + `tags`) at 100k is compared with Chroma's own `where` filter.
+
+Stores are built once under `.bench-cache/search/` and reused. Embedding 100k texts with MiniLM on 2 cores takes
+~20 minutes, so the stored vectors are made from 2,000 real MiniLM embeddings of base texts: each skill's
+vector is a normalised mix of two base vectors plus small noise (so the HNSW index holds realistic, clustered,
+distinct vectors), while every skill's text (what FTS5 indexes) is unique. Queries are real error texts, each
+distinct, so the embedding cache never answers them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from pathlib import Path
+
+import anyio
+import numpy as np
+from mcp import Client
+
+from bench.common import ROOT, machine, write_report
+from mcp_server.app import create_server
+from mcp_server.services import build_deps
+from mcp_server.settings import Settings
+from skills_store.bank import SkillBank
+from skills_store.embedders import make_embedder
+from skills_store.embedders.minilm import MiniLMEmbedder
+from skills_store.models import Skill
+
+CACHE = ROOT / ".bench-cache" / "search"
+LANGUAGES = ["python", "javascript", "go", "rust", "java"]
+TAGS = [f"area-{i}" for i in range(50)]
+ERRORS = [
+    ("ModuleNotFoundError", "No module named '{w}'"),
+    ("ImportError", "cannot import name '{W}' from '{w}'"),
+    ("KeyError", "'{w}'"),
+    ("AttributeError", "'NoneType' object has no attribute '{w}'"),
+    ("TypeError", "{w}() got an unexpected keyword argument '{v}'"),
+    ("ValueError", "invalid literal for int() with base 10: '{w}'"),
+    ("FileNotFoundError", "[Errno 2] No such file or directory: '{w}.json'"),
+    ("RuntimeError", "{w} changed size during iteration"),
+    ("AssertionError", "assert {w} == {v}"),
+    ("IndexError", "list index out of range in {w}"),
+]
+WORDS = [
+    "config", "parser", "session", "cache", "router", "widget", "token", "schema", "loader", "client", "engine",
+    "worker", "queue", "ledger", "invoice", "payload", "cursor", "buffer", "socket", "stream", "bucket", "tenant",
+]  # fmt: skip
+
+
+def skill_text(rng: random.Random, i: int) -> tuple[str, str, str]:
+    etype, message = rng.choice(ERRORS)
+    w, v = rng.choice(WORDS), rng.choice(WORDS)
+    pattern = f"{etype}: " + message.format(w=f"{w}_{i}", W=w.capitalize(), v=v)
+    title = f"{etype} in {w} {v} handling #{i}"
+    strategy = f"Check the {w} before using the {v}; validate inputs in module {w}_{i % 997} and add a test."
+    return title, pattern, strategy
+
+
+def build_store(size: int, base_vectors: np.ndarray) -> Path:
+    home = CACHE / f"store-{size}"
+    if (home / "built").is_file():
+        return home
+    rng = random.Random(size)
+    nrng = np.random.default_rng(size)
+    bank = SkillBank.open(home, make_embedder("minilm"))
+    batch: list[Skill] = []
+    for i in range(size):
+        title, pattern, strategy = skill_text(rng, i)
+        batch.append(
+            Skill(
+                skill_id=f"bench-{i}", title=title, pattern=pattern, strategy=strategy,
+                language=LANGUAGES[i % len(LANGUAGES)], tags=rng.sample(TAGS, 2),
+                confidence=round(rng.uniform(0.3, 0.95), 2),
+            )
+        )  # fmt: skip
+        if len(batch) == 2000 or i == size - 1:
+            a = base_vectors[nrng.integers(0, len(base_vectors), len(batch))]
+            b = base_vectors[nrng.integers(0, len(base_vectors), len(batch))]
+            vectors = 0.8 * a + 0.2 * b + nrng.normal(0, 0.02, a.shape).astype(np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            bank.store.upsert(batch, vectors)
+            bank.catalog.upsert(batch, vectors)
+            batch = []
+    bank.catalog.set_meta("starter_seeded", "0")
+    bank.close()
+    (home / "built").write_text(str(size))
+    return home
+
+
+def queries(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        _, pattern, _ = skill_text(rng, 10_000_000 + i)
+        out.append(f'Traceback (most recent call last):\n  File "app.py", line {i}, in main\n    run()\n{pattern}')
+    return out
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q))
+
+
+async def time_tool(home: Path, texts: list[str], args: dict) -> list[float]:
+    settings = Settings(home=home, embedder="minilm", starter_skills=False, workspace=CACHE)
+    deps = build_deps(settings, tools=["search_skills"])
+    out = []
+    async with Client(create_server(deps, warmup_after_s=0.0)) as client:
+        await client.call_tool("search_skills", {"query": "warm up the model", **args})
+        for text in texts:
+            start = time.perf_counter()
+            result = await client.call_tool("search_skills", {"query": text, **args})
+            out.append((time.perf_counter() - start) * 1000)
+            assert not result.is_error, result.content
+    return out
+
+
+def time_floor(home: Path, texts: list[str], where: dict | None = None) -> list[float]:
+    embedder = MiniLMEmbedder()
+    bank = SkillBank.open(home, embedder)
+    embedder.embed(["warm up"])
+    out = []
+    for text in texts:
+        start = time.perf_counter()
+        vec = embedder.embed([text])[0]
+        bank.store.query(vec, 5, where=where)
+        out.append((time.perf_counter() - start) * 1000)
+    bank.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    base = MiniLMEmbedder().embed([" ".join(skill_text(random.Random(7 + i), i)) for i in range(2000)])
+    rows = []
+    for size in sizes:
+        home = build_store(size, base)
+        texts = queries(args.queries, seed=size)
+        floor = time_floor(home, texts)
+        tool = anyio.run(time_tool, home, queries(args.queries, seed=size + 1), {})
+        rows.append((f"search_skills, {size:,} skills", tool, floor, 1.3 if size == 10_000 else None))
+        print(f"{size}: tool p50 {pct(tool, 50):.1f} ms, floor p50 {pct(floor, 50):.1f} ms", flush=True)
+    filtered = None
+    if 100_000 in sizes:
+        home = CACHE / "store-100000"
+        where = {"$and": [{"language": "python"}, {"tag:area-7": True}]}
+        chroma_where = time_floor(home, queries(50, seed=5), where=where)
+        tool = anyio.run(time_tool, home, queries(args.queries, seed=6), {"language": "python", "tags": ["area-7"]})
+        filtered = (tool, chroma_where)
+    write_report(render(rows, filtered, args.queries), "search")
+
+
+def render(rows: list, filtered: tuple | None, n: int) -> str:
+    lines = [
+        "# search_skills latency",
+        "",
+        machine(),
+        f"{n} distinct queries per row (real traceback text), through an in-process `mcp.Client`; the floor is one",
+        "MiniLM encode plus one raw Chroma `query(k=5)` on the same store. Vectors: see `bench/search.py`.",
+        "",
+        "| case | p50 ms | p95 ms | floor p50 ms | floor p95 ms | p50 ratio | target | result |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, tool, floor, target in rows:
+        ratio = pct(tool, 50) / pct(floor, 50)
+        verdict = "-" if target is None else ("pass" if ratio <= target else "FAIL")
+        lines.append(
+            f"| {name} | {pct(tool, 50):.1f} | {pct(tool, 95):.1f} | {pct(floor, 50):.1f} | {pct(floor, 95):.1f} "
+            f"| {ratio:.2f}x | {f'<= {target}x' if target else '-'} | {verdict} |"
+        )
+    if filtered:
+        tool, where = filtered
+        lines += [
+            "",
+            "## Filtered search at 100,000 skills (`language=python`, `tags=[area-7]`, ~1% of the store)",
+            "",
+            "| case | p50 ms | p95 ms | target | result |",
+            "| --- | --- | --- | --- | --- |",
+            f"| Chroma `where` filter (encode + query) | {pct(where, 50):.1f} | {pct(where, 95):.1f} | - | baseline |",
+            f"| search_skills with both filters | {pct(tool, 50):.1f} | {pct(tool, 95):.1f} | <= 20 ms | "
+            f"{'pass' if pct(tool, 50) <= 20 else 'FAIL'} |",
+            f"| mean of all runs | {statistics.fmean(tool):.1f} | | | |",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
