@@ -123,3 +123,31 @@ def repo_settings(tmp_path: Path) -> Callable[[Path], Settings]:
         )
 
     return make
+
+
+@pytest.fixture
+def traj_store(tmp_path: Path):
+    """A real SQLite trajectory store in the test's temp dir."""
+    from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+
+    store = SQLiteTrajectoryStore(tmp_path / "trajectories.db")
+    yield store
+    store.shutdown()
+
+
+@pytest.fixture
+def save(traj_store) -> Callable[..., str]:
+    """`save(trajectory, shown=[skill ids], close=True)`: write a built trajectory into `traj_store`."""
+    from skills_store.models import Step
+
+    def write(traj: Trajectory, shown: list[str] = (), close: bool = True) -> str:
+        traj_store.create(trajectory_id=traj.trajectory_id, task=traj.task, repo=traj.repo, workspace=traj.workspace)
+        steps = [Step(**s.model_dump(exclude={"index"})) for s in traj.steps]
+        if steps:
+            traj_store.append(traj.trajectory_id, steps)
+        traj_store.link_skills(traj.trajectory_id, list(shown))
+        if close:
+            traj_store.close(traj.trajectory_id, traj.outcome)
+        return traj.trajectory_id
+
+    return write

@@ -1,0 +1,65 @@
+"""One distillation pass: pending trajectories -> drafts -> merged -> marked processed, nothing repeated."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from skills_store.distill.heuristic import HeuristicDistiller
+from skills_store.distill.runner import DistillResult, distill_pending
+from skills_store.models import Skill, Trajectory
+
+
+def test_a_pass_stores_the_skills_and_marks_the_trajectories_processed(hash_bank, steps, save, traj_store) -> None:
+    save(steps.typo_fix("t1"))
+    save(steps.trajectory(tid="t2"))
+    report = distill_pending(traj_store, hash_bank, HeuristicDistiller())
+    assert (report.trajectories, report.drafts, len(report.added)) == (2, 1, 1)
+    assert hash_bank.get(report.added[0]).sources == ["t1"]
+    assert traj_store.pending_for("heuristic") == []
+    again = distill_pending(traj_store, hash_bank, HeuristicDistiller())
+    assert (again.trajectories, again.drafts) == (0, 0)
+    assert hash_bank.count() == 1
+
+
+def test_the_same_lesson_from_two_sessions_becomes_one_skill_with_both_sources(
+    hash_bank, steps, save, traj_store
+) -> None:
+    save(steps.typo_fix("t1"))
+    save(steps.typo_fix("t2"))
+    report = distill_pending(traj_store, hash_bank, HeuristicDistiller(), batch=1)
+    assert (len(report.added), len(report.merged)) == (1, 1)
+    [skill] = hash_bank.list_skills()
+    assert skill.sources == ["t1", "t2"]
+
+
+def test_open_trajectories_wait_and_the_limit_is_respected(hash_bank, steps, save, traj_store) -> None:
+    save(steps.typo_fix("open"), close=False)
+    for i in range(3):
+        save(steps.trajectory(tid=f"c{i}"))
+    progress: list[int] = []
+    report = distill_pending(traj_store, hash_bank, HeuristicDistiller(), batch=1, limit=2, progress=progress.append)
+    assert report.trajectories == 2
+    assert progress == [1, 1]
+    assert [t.trajectory_id for t in traj_store.pending_for("heuristic")] == ["c2"]
+
+
+class HalfDistiller:
+    """Finishes the first trajectory of each batch only, then says why it stopped."""
+
+    name = "half"
+
+    def distill(self, trajectories: Sequence[Trajectory]) -> list[Skill]:
+        return self.distill_batch(trajectories).drafts
+
+    def distill_batch(self, trajectories: Sequence[Trajectory]) -> DistillResult:
+        return DistillResult([], [trajectories[0].trajectory_id], stopped="budget spent", tokens=7)
+
+
+def test_a_distiller_that_stops_early_leaves_the_rest_pending(hash_bank, steps, save, traj_store) -> None:
+    for i in range(3):
+        save(steps.trajectory(tid=f"t{i}"))
+    report = distill_pending(traj_store, hash_bank, HalfDistiller())
+    assert (report.trajectories, report.stopped, report.tokens) == (1, "budget spent", 7)
+    assert [t.trajectory_id for t in traj_store.pending_for("half")] == ["t1", "t2"]
+    assert "stopped early: budget spent" in report.summary()
+    assert len(traj_store.pending_for("heuristic")) == 3
