@@ -45,17 +45,19 @@ PACKAGES: tuple[tuple[str, str, str], ...] = (
 DRIFT_LINES = 3
 FIXED_MTIME = 1_704_067_200  # 2024-01-01
 TIME_TARGET = 2.0
+MARK = {True: "pass", False: "FAIL"}
 Applier = Callable[[Path, Path], bool]
 
 
 def machine() -> str:
     info = Path("/proc/cpuinfo").read_text().splitlines() if Path("/proc/cpuinfo").exists() else []
     cpu = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), platform.machine())
-    return f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
+    return f"{platform.system()} {cpu}, {os.cpu_count()} CPUs (load {load}), Python {platform.python_version()}"
 
 
 def tool_version(*cmd: str) -> str:
-    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[0].strip()
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split("\n", 1)[0].strip()
 
 
 def sdist(name: str, version: str) -> Path:
@@ -275,10 +277,6 @@ def prepare(root: Path, drifted: bool, seed: int) -> list[Case]:
     return cases
 
 
-def _mark(ok: bool) -> str:
-    return "pass" if ok else "FAIL"
-
-
 def correctness(cases: list[Case], labels: list[str]) -> list[str]:
     head = ["package", "versions", "files", "hunks"] + [f"{t}: tree, files" for t in labels]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -324,11 +322,11 @@ def render(clean: list[Case], drifted: list[Case], repeats: int) -> tuple[str, b
     passed = clean_ok and bare <= TIME_TARGET and drift_ok
     rows = [
         f"| identical trees on clean diffs | 100% | {trees}/{len(clean)} trees, {files}/{n_files} files "
-        f"| {_mark(clean_ok)} |",
+        f"| {MARK[clean_ok]} |",
         f"| time vs `git apply`, engine alone (syntax check off) | <= {TIME_TARGET:.1f}x | {bare:.2f}x "
-        f"| {_mark(bare <= TIME_TARGET)} |",
+        f"| {MARK[bare <= TIME_TARGET]} |",
         f"| drifted success vs `patch --fuzz=2` | >= GNU patch | trees {d_ours[0]} vs {d_gnu[0]}, "
-        f"files {d_ours[1]} vs {d_gnu[1]} | {_mark(drift_ok)} |",
+        f"files {d_ours[1]} vs {d_gnu[1]} | {MARK[drift_ok]} |",
     ]
     rows.append(f"| time vs `git apply`, with the default syntax check | (reported) | {full:.2f}x | - |")
     lines = [

@@ -36,7 +36,7 @@ def parse_patch(text: str) -> list[FilePatch]:
         sections = parse_codex(lines, begin)
         _check_after_end(lines, begin)
     else:
-        if any(line.rstrip() == BEGIN for line in lines):
+        if BEGIN in text and any(line.rstrip() == BEGIN for line in lines):
             raise MalformedPatch(
                 None,
                 f"there is text before `{BEGIN}`",

@@ -55,7 +55,8 @@ class _Parser:
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self.n = len(lines)
-        crs = sum(1 for line in lines if line.endswith("\r"))
+        joined = "\n".join(lines)
+        crs = joined.count("\r\n") + joined.endswith("\r")
         self.informative = 0 < crs < self.n
 
     def text(self, i: int) -> str:
@@ -243,6 +244,9 @@ class _Parser:
         return body, i
 
 
+_new_line = tuple.__new__  # builds a HunkLine without the NamedTuple's Python-level __new__ (parsing hot path)
+
+
 def _op(line: str) -> str | None:
     if line in ("", "\r"):
         return " "
@@ -263,7 +267,7 @@ def _fill(hunk: Hunk, body: list[str]) -> None:
             if out:
                 _mark_no_newline(hunk)
             continue
-        out.append(HunkLine(text[:1] or " ", text[1:], cr))  # type: ignore[arg-type]
+        out.append(_new_line(HunkLine, (text[:1] or " ", text[1:], cr)))
 
 
 def _mark_no_newline(hunk: Hunk) -> None:

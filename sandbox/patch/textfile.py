@@ -34,7 +34,11 @@ class TextFile:
         return cls(*split_lines(text), bom=bom)
 
     def encode(self) -> bytes:
-        body = "".join([line + eol for line, eol in zip(self.lines, self.eols, strict=True)])
+        eols = self.eols
+        if eols and eols.count(LF) + (eols[-1] == "") == len(eols):  # every ending is LF: join in C
+            body = "\n".join(self.lines) + eols[-1]
+        else:
+            body = "".join([line + eol for line, eol in zip(self.lines, eols, strict=True)])
         data = body.encode("utf-8", "surrogateescape")
         return _BOM_BYTES + data if self.bom else data
 

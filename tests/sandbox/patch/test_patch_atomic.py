@@ -115,6 +115,13 @@ def test_mixed_line_endings_keep_each_unchanged_line_s_ending(tmp_path: Path):
     assert path.read_bytes() == b"one\r\ntwo\n3\r\nfour\r\n"
 
 
+def test_a_single_crlf_line_in_an_lf_file_keeps_its_ending(tmp_path: Path):
+    path = tmp_path / "one_crlf.txt"
+    path.write_bytes(b"a\nb\r\nc\nd\n")
+    apply_patch(tmp_path, "--- a/one_crlf.txt\n+++ b/one_crlf.txt\n@@ -3,2 +3,2 @@\n c\n-d\n+D\n")
+    assert path.read_bytes() == b"a\nb\r\nc\nD\n"
+
+
 def test_invalid_utf8_bytes_survive_a_rewrite(tmp_path: Path):
     path = tmp_path / "latin.txt"
     path.write_bytes(b"caf\xe9\nx\n")
