@@ -1,0 +1,52 @@
+"""The real thing: `skillbank serve` as a stdio subprocess with the real MiniLM model and the starter pack."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.minilm, pytest.mark.anyio]
+
+
+def real_traceback(tmp_path: Path) -> str:
+    script = tmp_path / "broken.py"
+    script.write_text("import yaml_that_is_not_installed\n")
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    return out.stderr
+
+
+async def test_a_fresh_install_answers_a_real_traceback_with_a_starter_skill(tmp_path: Path, skillbank_exe) -> None:
+    env = {**os.environ, "SKILLBANK_HOME": str(tmp_path / "home")}
+    env.pop("SKILLBANK_EMBEDDER", None)
+    params = StdioServerParameters(command=skillbank_exe, args=["serve", "--workspace", str(tmp_path)], env=env)
+    async with Client(params) as client:
+        names = sorted(t.name for t in (await client.list_tools()).tools)
+        assert names == ["apply_patch", "record_trajectory", "run_tests", "search_skills"]
+        result = await client.call_tool("search_skills", {"query": real_traceback(tmp_path), "k": 3})
+        assert not result.is_error, result.content
+        top = result.structured_content["skills"][0]
+        assert top["skill_id"] == "starter-module-not-found"
+        assert top["uses"] == 1
+        recorded = await client.call_tool("record_trajectory", {"steps": [], "final": True, "outcome": "success"})
+        assert recorded.structured_content["status"] == "closed"
+
+
+async def test_a_corrupt_data_dir_stops_the_server_with_a_message_naming_the_path(
+    tmp_path: Path, skillbank_exe
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "catalog.db").write_bytes(b"\x00garbage" * 512)
+    out = subprocess.run(
+        [skillbank_exe, "serve"], env={**os.environ, "SKILLBANK_HOME": str(home)}, capture_output=True, text=True,
+        timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert f"{home / 'catalog.db'} is not a SQLite database" in out.stderr
+    assert "Traceback" not in out.stderr
