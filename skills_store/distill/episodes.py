@@ -193,6 +193,8 @@ class _Open:
     run: TestRun
     runs: int
     edits_from: int
+    first: Failure
+    """The failure as first seen (a pitfall is named by it; a fix by the failure the last edits removed)."""
 
 
 def episodes(traj: Trajectory) -> tuple[list[FixEpisode], list[Pitfall]]:
@@ -216,13 +218,15 @@ def episodes(traj: Trajectory) -> tuple[list[FixEpisode], list[Pitfall]]:
         for failure in event.failures:
             item = pending.get(failure.key)
             if item is None:
-                pending[failure.key] = _Open(failure, event, 1, len(edits))
+                pending[failure.key] = _Open(failure, event, 1, len(edits), failure)
             else:
                 item.runs += 1
                 item.run = event
                 if failure.signature is not None:
                     item.failure = failure
-    pitfalls = [Pitfall(p.failure, p.runs, edits[p.edits_from :]) for p in pending.values() if p.runs >= 2]
+                    if item.first.signature is None:
+                        item.first = failure
+    pitfalls = [Pitfall(p.first, p.runs, edits[p.edits_from :]) for p in pending.values() if p.runs >= 2]
     return fixes, pitfalls
 
 
