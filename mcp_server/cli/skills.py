@@ -1,4 +1,4 @@
-"""`skillbank skills ...`: import, export, list, show, search and reindex the skill bank."""
+"""`skillbank skills ...`: import, export, list, show, search, reindex, prune and dedupe the skill bank."""
 
 from __future__ import annotations
 
@@ -37,11 +37,25 @@ def _table(skills: list[Skill]) -> Table:
     return table
 
 
+def _load_skill_files(path: Path) -> list[dict]:
+    """Validated records from a JSONL file, or from SKILL.md folders (a skill folder or a folder of them)."""
+    from skills_store.skill_md import read_skill_folders
+
+    if path.is_dir() or path.name == "SKILL.md":
+        return [s.model_dump(mode="json") for s in read_skill_folders(path)]
+    return read_skill_records(path)
+
+
 @app.command("import")
-def import_(path: Annotated[Path, typer.Argument(help="A JSONL file, one skill per line.")]) -> None:
-    """Upsert skills by skill_id. A file with any invalid line imports nothing and names every bad line."""
+def import_(
+    path: Annotated[
+        Path,
+        typer.Argument(help="A JSONL file (one skill per line), a skill folder with SKILL.md, or a folder of them."),
+    ],
+) -> None:
+    """Upsert skills by skill_id. Any invalid line or SKILL.md imports nothing and names every problem."""
     with clean_errors():
-        records = read_skill_records(path)
+        records = _load_skill_files(path)
         bank = open_bank_cli(load_settings())
         try:
             added, updated = import_records(bank, records)
@@ -50,19 +64,47 @@ def import_(path: Annotated[Path, typer.Argument(help="A JSONL file, one skill p
     typer.echo(f"imported {len(records)} skill(s) from {path}: {added} added, {updated} updated")
 
 
+def _export_dir(out: str | None, target: str | None, home: Path) -> Path:
+    from skills_store.skill_md import TARGETS
+
+    if target is not None and out not in (None, "-"):
+        fail("give --out DIR or --for AGENT, not both")
+    if target is not None:
+        where = TARGETS[target]
+        return Path(str(where).replace("~", str(home), 1)) if str(where).startswith("~") else where
+    if out in (None, "-"):
+        fail("--format skill-md writes one folder per skill: pass --out DIR or --for claude|codex|cline")
+    return Path(out)
+
+
 @app.command("export")
 def export(
-    out: Annotated[str, typer.Option("--out", help="File to write, or - for stdout.")] = "-",
-    format: Annotated[Literal["jsonl"], typer.Option("--format", help="Output format.")] = "jsonl",
+    out: Annotated[
+        str | None, typer.Option("--out", help="JSONL: file or - for stdout. skill-md: a directory.")
+    ] = None,
+    format: Annotated[Literal["jsonl", "skill-md"], typer.Option("--format", help="Output format.")] = "jsonl",
+    target: Annotated[
+        Literal["claude", "codex", "cline"] | None,
+        typer.Option("--for", help="Write SKILL.md folders where this agent reads them (implies --format skill-md)."),
+    ] = None,
+    min_confidence: Annotated[float, typer.Option(min=0.0, max=1.0, help="Only skills at least this confident.")] = 0.0,
 ) -> None:
-    """Write every skill as JSONL (re-importable with `skills import`)."""
+    """Write every skill as JSONL (re-importable with `skills import`) or as Agent Skills SKILL.md folders."""
     catalog = _catalog()
     try:
-        skills = catalog.list_skills(Filters(), limit=10**9)
+        skills = catalog.list(Filters(min_confidence=min_confidence), limit=10**9)
     finally:
         catalog.close()
+    if format == "skill-md" or target is not None:
+        from skills_store.skill_md import export_skills
+
+        out_dir = _export_dir(out, target, Path.home())
+        with clean_errors():
+            written = export_skills(skills, out_dir)
+        typer.echo(f"wrote {len(written)} SKILL.md folder(s) to {out_dir}")
+        return
     text = dump_skills(skills)
-    if out == "-":
+    if out in (None, "-"):
         sys.stdout.write(text)
     else:
         Path(out).write_text(text, encoding="utf-8")
@@ -153,3 +195,72 @@ def reindex(
         finally:
             bank.close()
     typer.echo(f"reindexed {count} skill(s)" + (", re-embedded" if reembed else ""))
+
+
+@app.command("prune")
+def prune(
+    apply: Annotated[bool, typer.Option("--apply", help="Remove them (default: only report).")] = False,
+    days: Annotated[
+        int | None, typer.Option(min=1, help="Unused for this many days (default: SKILLBANK_PRUNE_UNUSED_DAYS).")
+    ] = None,
+    below: Annotated[float, typer.Option(min=0.01, max=1.0, help="Confidence under this.")] = 0.5,
+    archive: Annotated[
+        Path | None, typer.Option(help="Archive JSONL (default: <home>/archive/pruned-<time>.jsonl).")
+    ] = (None),
+) -> None:
+    """Remove skills under 0.5 confidence that nobody used for N days. Dry run by default; archived before removal."""
+    from skills_store.prune import apply_prune, default_archive, plan_prune
+
+    settings = load_settings()
+    unused = days or settings.prune_unused_days
+    catalog = _catalog()
+    try:
+        with clean_errors():
+            candidates = plan_prune(catalog, unused_days=unused, below=below)
+    finally:
+        catalog.close()
+    table = Table("skill_id", "title", "confidence", "uses", "idle days", box=None)
+    for c in candidates:
+        s = c.skill
+        table.add_row(s.skill_id, s.title, f"{s.confidence:.2f}", str(s.uses), f"{c.idle_days:.0f}")
+    if candidates:
+        console.print(table)
+    rule = f"confidence < {below} and unused for {unused} days"
+    if not apply:
+        typer.echo(f"{len(candidates)} skill(s) would be pruned ({rule}); run with --apply to remove them")
+        return
+    path = archive or default_archive(settings.home)
+    with clean_errors():
+        bank = open_bank_cli(settings)
+        try:
+            removed = apply_prune(bank, candidates, path)
+        finally:
+            bank.close()
+    typer.echo(f"pruned {removed} skill(s) ({rule})" + (f"; archived to {path}" if removed else ""))
+
+
+@app.command("dedupe")
+def dedupe(
+    apply: Annotated[bool, typer.Option("--apply", help="Merge them (default: only report).")] = False,
+    similarity: Annotated[float, typer.Option(min=0.5, max=1.0, help="Cosine similarity to merge at.")] = 0.85,
+    archive: Annotated[Path | None, typer.Option(help="Archive JSONL for the merged-away copies.")] = None,
+) -> None:
+    """Merge near-duplicate skills (same scope and error type): sources united, counters summed, nothing lost."""
+    from skills_store.distill.merge import MergeConfig, dedupe_bank
+    from skills_store.prune import default_archive
+
+    settings = load_settings()
+    path = archive or default_archive(settings.home, "merged")
+    with clean_errors():
+        bank = open_bank_cli(settings)
+        try:
+            report = dedupe_bank(bank, config=MergeConfig(similarity=similarity), archive=path, apply=apply)
+        finally:
+            bank.close()
+    for dropped, kept in report.merged:
+        typer.echo(f"{dropped} -> {kept}")
+    verb = "merged" if apply else "would merge"
+    typer.echo(
+        f"{verb} {len(report.merged)} duplicate(s)"
+        + (f"; copies archived to {path}" if apply and report.merged else "")
+    )

@@ -1,0 +1,87 @@
+"""`skillbank distill [--llm MODEL]`: turn new closed trajectories into skills, with a progress bar.
+
+First the outcomes of closed trajectories move the confidence of the skills they were shown; then the heuristic
+distiller (or, with `--llm`, the LLM distiller within `--budget` tokens) runs over every closed trajectory it has
+not processed yet, and the drafts are merged into the bank.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from mcp_server.cli.common import clean_errors, fail, load_settings, open_bank_cli
+
+console = Console(stderr=True)
+
+
+def distill(
+    llm: Annotated[
+        str | None,
+        typer.Option(
+            "--llm", help="Model for the LLM distiller: openai:MODEL, anthropic:MODEL, or a gateway model name."
+        ),
+    ] = None,
+    budget: Annotated[int, typer.Option(min=1, help="Most model tokens this run may spend (with --llm).")] = 200_000,
+    batch: Annotated[int, typer.Option(min=1, max=1000, help="Trajectories read per batch.")] = 50,
+    limit: Annotated[int | None, typer.Option(min=1, help="Distill at most this many trajectories.")] = None,
+    llm_merge: Annotated[bool, typer.Option(help="Let the model write the text of merged duplicates (--llm).")] = False,
+) -> None:
+    """Distill new closed trajectories into skills (heuristic distiller unless --llm is given)."""
+    from skills_store.distill.heuristic import HeuristicDistiller
+    from skills_store.distill.outcomes import apply_outcomes
+    from skills_store.distill.runner import BatchDistiller, distill_pending
+    from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+
+    settings = load_settings()
+    path = settings.home / "trajectories.db"
+    if not path.is_file():
+        fail(f"no trajectories yet: {path} does not exist (run `skillbank serve` or the Claude Code hook first)", 1)
+    if llm_merge and llm is None:
+        fail("--llm-merge needs a model: pass --llm MODEL too")
+    with clean_errors():
+        distiller: BatchDistiller = HeuristicDistiller()
+        merger = None
+        if llm is not None:
+            from agent.llm import resolve_model
+            from skills_store.distill.llm import LLMDistiller, LLMDistillerConfig
+
+            model_distiller = LLMDistiller(resolve_model(llm, os.environ), LLMDistillerConfig(token_budget=budget))
+            merger = model_distiller.merge_texts if llm_merge else None
+            distiller = model_distiller
+        store = SQLiteTrajectoryStore(path)
+        bank = open_bank_cli(settings)
+        try:
+            outcomes = apply_outcomes(store, bank)
+            with Progress(
+                SpinnerColumn(),
+                TextColumn("[progress.description]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                transient=False,
+            ) as progress:
+                task = progress.add_task(f"distilling ({'llm: ' + llm if llm else 'heuristic'})", total=limit)
+                report = distill_pending(
+                    store,
+                    bank,
+                    distiller,
+                    batch=batch,
+                    limit=limit,
+                    merger=merger,
+                    progress=lambda n: progress.advance(task, n),
+                )
+                progress.update(task, total=progress.tasks[task].completed)
+        finally:
+            bank.close()
+            store.shutdown()
+    typer.echo(
+        f"outcomes: {outcomes.trajectories} closed trajectories counted, {outcomes.skills} skill(s) moved\n"
+        + report.summary()
+        + (f" (budget {budget:,})" if llm is not None else "")
+    )
