@@ -111,6 +111,12 @@ def register(server: MCPServer, deps: Deps) -> None:
                 "failed": result.failed,
                 "errors": result.errors,
                 "failing": [t.id for t in result.tests if t.outcome in ("failed", "error")][:20],
+                # What the distiller turns into an error signature (messages are capped).
+                "failures": [
+                    {"id": t.id, "message": (t.message or "")[:500]}
+                    for t in result.tests
+                    if t.outcome in ("failed", "error")
+                ][:20],
                 "backend": result.backend,
             }
             call.ok = result.status == "passed"
