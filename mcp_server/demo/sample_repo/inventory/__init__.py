@@ -1,0 +1,1 @@
+"""A tiny inventory package: the sample repository of `skillbank demo`."""
