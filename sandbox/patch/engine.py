@@ -26,7 +26,7 @@ def apply_patch(root: Path, patch: str, *, dry_run: bool = False, check_syntax: 
     `check_syntax` compiles every changed `.py` file and reports its syntax error (the patch is applied anyway).
     """
     sections = parse_patch(patch)
-    jail = Jail(root)
+    jail = Jail(Path(root))
     plan = Planner(jail).run(sections)
     syntax = [issue for entry in plan.entries for issue in _syntax_issues(entry)] if check_syntax else []
     if not dry_run:

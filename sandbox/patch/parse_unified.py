@@ -7,48 +7,18 @@ its lines, as `git apply --recount` does.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
+from sandbox.patch.git_meta import GIT_META, GitMeta, binary_refusal, is_binary_notice, record_meta
 from sandbox.patch.ops import FileKind, FilePatch, Hunk, HunkLine, MalformedPatch
-from sandbox.patch.paths import DEV_NULL, git_header_names, header_name, path_choice, unquote_c
+from sandbox.patch.paths import DEV_NULL, git_header_names, header_name, path_choice
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-_MODE_RE = re.compile(r"^[0-7]{6}$")
-_GIT_META = (
-    "old mode ",
-    "new mode ",
-    "deleted file mode ",
-    "new file mode ",
-    "rename from ",
-    "rename to ",
-    "rename old ",
-    "rename new ",
-    "copy from ",
-    "copy to ",
-    "similarity index ",
-    "dissimilarity index ",
-    "index ",
-)
 
 
 def parse_unified(lines: list[str]) -> list[FilePatch]:
     """Parse every file section of a unified diff; `lines` are the patch's lines without their LF."""
     parser = _Parser(lines)
     return parser.run()
-
-
-@dataclass
-class _GitMeta:
-    old_mode: str | None = None
-    new_mode: str | None = None
-    new_file_mode: str | None = None
-    deleted: bool = False
-    rename_from: str | None = None
-    rename_to: str | None = None
-    copy_from: str | None = None
-    copy_to: str | None = None
-    names: tuple[str, str] | None = None
-    extra: list[str] = field(default_factory=list)
 
 
 class _Parser:
@@ -73,8 +43,8 @@ class _Parser:
             elif self.is_plain_header(i):
                 section, i = self.plain_section(i)
                 out.append(section)
-            elif line.startswith("GIT binary patch") or _is_binary_notice(line):
-                raise _binary(i + 1, line)
+            elif line.startswith("GIT binary patch") or is_binary_notice(line):
+                raise binary_refusal(i + 1, line)
             elif line.startswith("@@"):
                 raise MalformedPatch(
                     i + 1,
@@ -95,18 +65,18 @@ class _Parser:
         return self.is_plain_header(i) and (i + 2 >= self.n or self.text(i + 2).startswith("@@"))
 
     def git_section(self, start: int) -> tuple[FilePatch, int]:
-        meta = _GitMeta(names=git_header_names(self.text(start)[len("diff --git ") :], start + 1))
+        meta = GitMeta(names=git_header_names(self.text(start)[len("diff --git ") :], start + 1))
         i = start + 1
         old: str | None = None
         new: str | None = None
         have_names = False
         while i < self.n:
             line = self.text(i)
-            if line.startswith("GIT binary patch") or _is_binary_notice(line):
-                raise _binary(i + 1, line)
-            prefix = next((p for p in _GIT_META if line.startswith(p)), None)
+            if line.startswith("GIT binary patch") or is_binary_notice(line):
+                raise binary_refusal(i + 1, line)
+            prefix = next((p for p in GIT_META if line.startswith(p)), None)
             if prefix is not None:
-                _record_meta(meta, prefix, line[len(prefix) :].strip(), i + 1)
+                record_meta(meta, prefix, line[len(prefix) :].strip(), i + 1)
                 i += 1
                 continue
             if self.is_plain_header(i):
@@ -126,7 +96,7 @@ class _Parser:
             )
         return self.git_file(meta, old, new, hunks, start), i
 
-    def git_file(self, meta: _GitMeta, old: str | None, new: str | None, hunks: list[Hunk], start: int) -> FilePatch:
+    def git_file(self, meta: GitMeta, old: str | None, new: str | None, hunks: list[Hunk], start: int) -> FilePatch:
         kind: FileKind = "modify"
         if meta.rename_from is not None and meta.rename_to is not None:
             kind = "rename"
@@ -239,9 +209,25 @@ class _Parser:
         while i < self.n and not self.is_boundary(i) and _op(self.lines[i]) is not None:
             body.append(self.lines[i])
             i += 1
+        if i < self.n and not self.is_boundary(i):
+            self.check_no_stray_changes(i)
         while body and body[-1].rstrip("\r") == "":
             body.pop()
         return body, i
+
+    def check_no_stray_changes(self, stop: int) -> None:
+        """A hunk cut short by a line without a prefix must not leave '-' or '+' lines behind to be skipped."""
+        j = stop + 1
+        while j < self.n and not self.is_boundary(j):
+            line = self.text(j)
+            if line.startswith(("-", "+")) and line != "-- " and not self.is_plain_header(j):
+                raise MalformedPatch(
+                    stop + 1,
+                    f"{self.text(stop)[:80]!r} is not a hunk line, and changed lines follow it",
+                    "start every hunk line with ' ' (context), '-' (remove) or '+' (add); a context line may have "
+                    "lost its leading space",
+                )
+            j += 1
 
 
 _new_line = tuple.__new__  # builds a HunkLine without the NamedTuple's Python-level __new__ (parsing hot path)
@@ -280,40 +266,3 @@ def _mark_no_newline(hunk: Hunk) -> None:
         hunk.new_eof_newline = True
     if hunk.new_eof_newline is False and hunk.old_eof_newline is None:
         hunk.old_eof_newline = True
-
-
-def _record_meta(meta: _GitMeta, prefix: str, value: str, line: int) -> None:
-    if prefix.endswith("mode ") and not _MODE_RE.match(value):
-        raise MalformedPatch(line, f"bad file mode {value!r}", "use a git mode such as 100644 or 100755")
-    if prefix == "old mode ":
-        meta.old_mode = value
-    elif prefix == "new mode ":
-        meta.new_mode = value
-    elif prefix == "new file mode ":
-        meta.new_file_mode = value
-    elif prefix == "deleted file mode ":
-        meta.deleted = True
-    elif prefix in ("rename from ", "rename old "):
-        meta.rename_from = _unquote(value, line)
-    elif prefix in ("rename to ", "rename new "):
-        meta.rename_to = _unquote(value, line)
-    elif prefix == "copy from ":
-        meta.copy_from = _unquote(value, line)
-    elif prefix == "copy to ":
-        meta.copy_to = _unquote(value, line)
-
-
-def _unquote(value: str, line: int) -> str:
-    return unquote_c(value, line)[0] if value.startswith('"') else value
-
-
-def _is_binary_notice(line: str) -> bool:
-    return line.startswith("Binary files ") and line.endswith(" differ")
-
-
-def _binary(line: int, text: str) -> MalformedPatch:
-    return MalformedPatch(
-        line,
-        f"binary patches are refused ({text.strip()[:80]})",
-        "apply_patch edits text files only; leave binary files out of the patch",
-    )

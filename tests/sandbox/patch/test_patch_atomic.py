@@ -140,3 +140,28 @@ def test_no_temp_files_are_left_after_success(three: Path):
     apply_patch(three, THREE_FILES)
     names = sorted(p.relative_to(three).as_posix() for p in three.rglob("*"))
     assert names == ["a.txt", "b.txt", "new", "new/c.txt"]
+
+
+GOOD_FIRST = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+A\n--- /dev/null\n+++ b/fresh.txt\n@@ -0,0 +1 @@\n+f\n"
+REFUSALS = {
+    "hunk that does not match": "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-zzz\n+B\n",
+    "ambiguous hunk": "--- a/dup.txt\n+++ b/dup.txt\n@@\n-x\n+y\n",
+    "missing file": "--- a/nope.txt\n+++ b/nope.txt\n@@ -1 +1 @@\n-a\n+b\n",
+    "file that already exists": "--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+b\n",
+    "binary target": "--- a/bin.dat\n+++ b/bin.dat\n@@ -1 +1 @@\n-a\n+b\n",
+    "path escaping the workspace": "--- /dev/null\n+++ b/../escape.txt\n@@ -0,0 +1 @@\n+x\n",
+    "deletion with leftover content": "--- a/dup.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n",
+    "binary patch section": "diff --git a/i.png b/i.png\nGIT binary patch\nliteral 1\nIcmZ\n",
+}
+
+
+@pytest.mark.parametrize("kind", list(REFUSALS))
+def test_every_kind_of_refusal_after_good_sections_leaves_the_tree_identical(
+    tmp_path: Path, hash_tree: HashTree, kind: str
+):
+    for name, body in {"a.txt": b"a\n", "b.txt": b"b\n", "dup.txt": b"x\nx\n", "bin.dat": b"a\n\x00"}.items():
+        (tmp_path / name).write_bytes(body)
+    before = hash_tree(tmp_path)
+    with pytest.raises(PatchError):
+        apply_patch(tmp_path, GOOD_FIRST + REFUSALS[kind])
+    assert hash_tree(tmp_path) == before

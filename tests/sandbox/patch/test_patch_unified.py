@@ -251,3 +251,10 @@ def test_patch_sent_with_crlf_everywhere_keeps_an_lf_file_lf(tmp_path: Path):
     patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n".replace("\n", "\r\n")
     apply_patch(tmp_path, patch)
     assert (tmp_path / "f.txt").read_bytes() == b"a\nB\nc\n"
+
+
+def test_context_line_that_lost_its_space_is_refused_instead_of_skipping_changes(tmp_path: Path):
+    (tmp_path / "f.txt").write_text("a\nx\nb\n")
+    with pytest.raises(PatchError, match=r"patch line 5: 'x' is not a hunk line"):
+        apply_patch(tmp_path, "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\nx\n-b\n+B\n")
+    assert (tmp_path / "f.txt").read_text() == "a\nx\nb\n"
