@@ -54,7 +54,7 @@ def plan_prune(
     found: list[PruneCandidate] = []
     offset = 0
     while True:
-        page = catalog.list(Filters(), limit=PAGE, offset=offset)
+        page = catalog.list_skills(Filters(), limit=PAGE, offset=offset)
         for skill in page:
             if skill.confidence >= below:
                 continue

@@ -198,12 +198,15 @@ def parse_skill(text: str, folder: str | None = None) -> Skill:
     when = re.search(r"Use when(?: you see)?:?\s*(.+)$", desc, re.S)
     pattern = sections.get("when you see") or (when.group(1).rstrip(".") if when else desc)
     fenced = _FENCE_RE.match(pattern)
+    sources = [x for x in meta.get("sources", "").split(",") if x]
+    if not sources and meta.get("generator") != "skillbank":
+        sources = [f"skill-md:{front['name']}"]
     fields: dict[str, Any] = {
         "skill_id": meta.get("skill_id") or f"skillmd-{front['name']}",
         "title": title_match.group(1).strip() if title_match else meta.get("title") or front["name"],
         "pattern": truncate_text(fenced.group(1) if fenced else pattern, 4000),
         "strategy": truncate_text(sections.get("what to do") or body or desc, 8000),
-        "sources": [s for s in meta.get("sources", "").split(",") if s] or [f"skill-md:{front['name']}"],
+        "sources": sources,
         "tags": [t for t in meta.get("tags", "").split(",") if t],
         "language": meta.get("language") or None,
         "repo": meta.get("repo") or None,

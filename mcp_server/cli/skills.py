@@ -92,7 +92,7 @@ def export(
     """Write every skill as JSONL (re-importable with `skills import`) or as Agent Skills SKILL.md folders."""
     catalog = _catalog()
     try:
-        skills = catalog.list(Filters(min_confidence=min_confidence), limit=10**9)
+        skills = catalog.list_skills(Filters(min_confidence=min_confidence), limit=10**9)
     finally:
         catalog.close()
     if format == "skill-md" or target is not None:

@@ -1,0 +1,206 @@
+"""`skillbank skills export|import|prune|dedupe` and `skillbank distill` on a real data dir (hash embedder)."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import typer
+from skills_ref.validator import validate as reference_validate
+from typer.testing import CliRunner
+
+from mcp_server.cli.distill import distill
+from mcp_server.cli.skills import app
+from mcp_server.services import open_bank
+from mcp_server.settings import Settings
+from skills_store.models import Skill, Step, utcnow
+from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+
+runner = CliRunner()
+OLD = utcnow() - timedelta(days=400)
+
+
+@pytest.fixture
+def home(skillbank_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SKILLBANK_EMBEDDER", "hash")
+    monkeypatch.setenv("SKILLBANK_STARTER_SKILLS", "false")
+    bank = open_bank(Settings())
+    bank.upsert(
+        [
+            Skill(skill_id="sk-typo", title="NameError: fix a misspelt name", pattern="NameError: name '<name>' is "
+                  "not defined", strategy="Rename it.", confidence=0.7, sources=["traj-1"], language="python"),
+            Skill(skill_id="sk-stale", title="Stale advice", pattern="OSError: <name>", strategy="Reboot.",
+                  confidence=0.2, created_at=OLD, updated_at=OLD),
+        ]
+    )  # fmt: skip
+    bank.close()
+    return skillbank_home
+
+
+def ids(home: Path) -> list[str]:
+    bank = open_bank(Settings())
+    try:
+        return sorted(s.skill_id for s in bank.list_skills())
+    finally:
+        bank.close()
+
+
+def test_export_skill_md_writes_valid_folders_that_import_back(home: Path, tmp_path: Path) -> None:
+    out = tmp_path / "skills"
+    result = runner.invoke(app, ["export", "--format", "skill-md", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "wrote 2 SKILL.md folder(s)" in result.output
+    folders = sorted(p for p in out.iterdir())
+    assert all(reference_validate(f) == [] for f in folders)
+    bank = open_bank(Settings())
+    bank.delete(["sk-typo", "sk-stale"])
+    bank.close()
+    result = runner.invoke(app, ["import", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "2 added, 0 updated" in result.output
+    assert ids(home) == ["sk-stale", "sk-typo"]
+
+
+@pytest.mark.parametrize(("agent", "where"), [("claude", ".claude/skills"), ("codex", ".agents/skills")])
+def test_export_for_an_agent_writes_where_it_reads_project_skills(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str, where: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["export", "--for", agent, "--min-confidence", "0.5"])
+    assert result.exit_code == 0, result.output
+    [folder] = list((tmp_path / where).iterdir())
+    assert (folder / "SKILL.md").read_text().startswith(f"---\nname: {folder.name}\n")
+
+
+def test_export_for_cline_writes_under_the_home_directory(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    assert runner.invoke(app, ["export", "--for", "cline"]).exit_code == 0
+    assert len(list((tmp_path / "user" / ".cline" / "skills").iterdir())) == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["export", "--format", "skill-md"], "pass --out DIR or --for claude|codex|cline"),
+        (["export", "--for", "claude", "--out", "x"], "give --out DIR or --for AGENT, not both"),
+    ],
+)
+def test_export_arguments_that_cannot_work_are_refused(home: Path, args: list[str], message: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_import_of_a_bad_skill_folder_names_the_problem_and_imports_nothing(home: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "mine"
+    bad.mkdir()
+    (bad / "SKILL.md").write_text("---\nname: other\ndescription: d\n---\nbody\n")
+    result = runner.invoke(app, ["import", str(bad)])
+    assert result.exit_code == 2
+    assert "must equal its folder name 'mine'" in result.output
+    assert ids(home) == ["sk-stale", "sk-typo"]
+
+
+def test_prune_is_a_dry_run_by_default_with_a_report(home: Path) -> None:
+    result = runner.invoke(app, ["prune"])
+    assert result.exit_code == 0, result.output
+    assert "sk-stale" in result.output
+    assert "1 skill(s) would be pruned (confidence < 0.5 and unused for 90 days)" in result.output
+    assert ids(home) == ["sk-stale", "sk-typo"]
+
+
+def test_prune_apply_archives_then_removes(home: Path, tmp_path: Path) -> None:
+    archive = tmp_path / "pruned.jsonl"
+    result = runner.invoke(app, ["prune", "--apply", "--archive", str(archive)])
+    assert result.exit_code == 0, result.output
+    assert f"pruned 1 skill(s) (confidence < 0.5 and unused for 90 days); archived to {archive}" in result.output
+    assert ids(home) == ["sk-typo"]
+    assert json.loads(archive.read_text())["skill_id"] == "sk-stale"
+
+
+def test_prune_respects_a_longer_period(home: Path) -> None:
+    result = runner.invoke(app, ["prune", "--apply", "--days", "500"])
+    assert "pruned 0 skill(s)" in result.output
+    assert ids(home) == ["sk-stale", "sk-typo"]
+
+
+def test_dedupe_reports_then_merges_copies(home: Path, skill_factory) -> None:
+    bank = open_bank(Settings())
+    bank.upsert([skill_factory("sk-copy", "NameError: fix a misspelt name", "NameError: name '<name>' is not defined",
+                               "Rename it.", confidence=0.7, sources=["traj-2"], language="python")])  # fmt: skip
+    bank.close()
+    dry = runner.invoke(app, ["dedupe"])
+    assert "would merge 1 duplicate(s)" in dry.output
+    assert len(ids(home)) == 3
+    done = runner.invoke(app, ["dedupe", "--apply"])
+    assert done.exit_code == 0, done.output
+    assert "merged 1 duplicate(s); copies archived to" in done.output
+    bank = open_bank(Settings())
+    try:
+        [kept] = [s for s in bank.list_skills() if s.skill_id in ("sk-typo", "sk-copy")]
+    finally:
+        bank.close()
+    assert sorted(kept.sources) == ["traj-1", "traj-2"]
+
+
+# -- skillbank distill ----------------------------------------------------------------------------------------
+
+distill_app = typer.Typer()
+distill_app.command()(distill)
+
+
+def record_fix(home: Path) -> str:
+    message = "NameError: name 'itms' is not defined\n\nshop.py:2: NameError"
+    patch = "--- a/shop.py\n+++ b/shop.py\n@@ -1,2 +1,2 @@\n def total(items):\n-    return itms\n+    return items\n"
+    with SQLiteTrajectoryStore(home / "trajectories.db") as store:
+        tid = store.create(task="fix total").trajectory_id
+        store.append(
+            tid,
+            [
+                Step(kind="tool_call", tool="run_tests", ok=False, args={"tests": None}, result={
+                     "status": "failed", "failing": ["t::a"], "failures": [{"id": "t::a", "message": message}]}),
+                Step(kind="tool_call", tool="apply_patch", ok=True, args={"patch": patch, "dry_run": False},
+                     result={"applied": True, "files": ["modify shop.py"], "fuzzy": False}),
+                Step(kind="tool_call", tool="run_tests", ok=True, args={"tests": None}, result={"status": "passed"}),
+            ],
+        )  # fmt: skip
+        store.link_skills(tid, ["sk-typo"])
+        store.close(tid, "success")
+    return tid
+
+
+def test_distill_counts_outcomes_and_distils_new_trajectories(home: Path) -> None:
+    tid = record_fix(home)
+    result = runner.invoke(distill_app, [])
+    assert result.exit_code == 0, result.output
+    assert "outcomes: 1 closed trajectories counted, 1 skill(s) moved" in result.output
+    assert "heuristic: 1 trajectories distilled into 1 draft(s)" in result.output
+    bank = open_bank(Settings())
+    try:
+        assert bank.get("sk-typo").successes == 1
+        assert any(tid in s.sources for s in bank.list_skills())
+    finally:
+        bank.close()
+    again = runner.invoke(distill_app, [])
+    assert "heuristic: 0 trajectories distilled" in again.output
+
+
+def test_distill_with_a_model_but_no_key_says_which_variable_to_set(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record_fix(home)
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    result = runner.invoke(distill_app, ["--llm", "openai:gpt-4o"])
+    assert result.exit_code == 2
+    assert "OPENAI_API_KEY is not set" in result.output
+
+
+def test_distill_without_any_trajectory_says_how_to_get_some(home: Path) -> None:
+    result = runner.invoke(distill_app, [])
+    assert result.exit_code == 1
+    assert "no trajectories yet" in result.output
