@@ -1,4 +1,4 @@
-"""`SkillBank`: the skill store as the tools see it. Hybrid search, upserts, counters, import/export.
+"""`SkillBank`: the skill store as the tools see it. Writes, counters, consistency; search via `retrieval`.
 
 Writes go to Chroma (the record) and then to the catalog (one transaction). Reads hydrate skills from the
 catalog, so a search during an import sees each skill whole, old or new.
@@ -6,14 +6,13 @@ catalog, so a search during an import sees each skill whole, old or new.
 
 from __future__ import annotations
 
-import difflib
 import fcntl
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,20 +23,12 @@ from skills_store.fusion import FusionConfig, fuse
 from skills_store.models import Skill, utcnow
 from skills_store.protocols import Embedder
 from skills_store.query import analyze
+from skills_store.retrieval import ScoredSkill, SearchMode, validate_filters, vector_hits
 
 if TYPE_CHECKING:
     from skills_store.chroma_store import ChromaSkillStore
 
-SearchMode = Literal["hybrid", "vector", "keyword"]
-
-
-@dataclass
-class ScoredSkill:
-    skill: Skill
-    score: float
-    """Hybrid: fused score in [0, 1] (1 = ranked first by both sides). Vector: cosine. Keyword: BM25."""
-    ranks: dict[str, int] = field(default_factory=dict)
-    """1-based rank of the skill on each side that found it."""
+__all__ = ["BankConfig", "ScoredSkill", "SearchMode", "SkillBank"]
 
 
 @dataclass
@@ -261,13 +252,14 @@ class SkillBank:
         if total == 0:
             return []
         self._refresh_if_stale()
-        filters = self._filters(language, repo, tags, min_confidence)
+        filters = validate_filters(self.known_values(), language, repo, tags, min_confidence)
         parts = analyze(query)
         pool = max(self.config.pool, 4 * k)
         vec: list[tuple[str, float]] = []
         kw: list[tuple[str, float]] = []
         if mode in ("hybrid", "vector"):
-            vec = self._vector_hits(self.embedder.embed([parts.embed_text])[0], pool, filters, total)
+            qv = self.embedder.embed([parts.embed_text])[0]
+            vec = vector_hits(self.store, self.catalog, qv, pool, filters, total, self.config.exact_limit)
         if mode in ("hybrid", "keyword"):
             kw = self.catalog.keyword(parts.keywords, pool, filters)
         ranked = fuse(vec, kw, mode, self.config.fusion, error_query=bool(parts.error_lines))
@@ -296,7 +288,7 @@ class SkillBank:
         self._refresh_if_stale()
         qv = self.embedder.embed([skill.document()])[0]
         filters = Filters(skill.language, skill.repo) if same_scope else Filters()
-        hits = self._vector_hits(qv, k + 1, filters, total)
+        hits = vector_hits(self.store, self.catalog, qv, k + 1, filters, total, self.config.exact_limit)
         found = {s.skill_id: s for s in self.catalog.get([sid for sid, _ in hits])}
         out = [
             ScoredSkill(found[sid], sim, {"vector": i + 1})
@@ -315,65 +307,3 @@ class SkillBank:
             should_flush = len(self._dirty) >= self.config.flush_every
         if should_flush:
             self.flush()
-
-    def _filters(
-        self, language: str | None, repo: str | None, tags: Sequence[str] | None, min_confidence: float
-    ) -> Filters:
-        known = self.known_values()
-        language = language.strip().lower() if language else None
-        norm_tags = tuple(dict.fromkeys(t.strip().lower() for t in tags or () if t.strip()))
-        problems = []
-        if language and language not in known["language"]:
-            problems.append(_unknown("language", language, known["language"]))
-        if repo and repo not in known["repo"]:
-            problems.append(_unknown("repo", repo, known["repo"]))
-        for tag in norm_tags:
-            if tag not in known["tags"]:
-                problems.append(_unknown("tag", tag, known["tags"]))
-        if problems:
-            raise InvalidInput("; ".join(problems) + ". Fix or omit these filters to search every skill.")
-        return Filters(language, repo, norm_tags, min_confidence)
-
-    def _vector_hits(self, qv: np.ndarray, n: int, filters: Filters, total: int) -> list[tuple[str, float]]:
-        if not filters.active:
-            return self.store.query(qv, min(n, total))
-        candidates = self.catalog.candidates(filters, self.config.exact_limit)
-        if candidates is not None:
-            # Selective filter: score every candidate exactly (faster than Chroma's `where`, and exact).
-            ids, matrix = self.catalog.vectors(candidates)
-            if not ids:
-                return []
-            sims = matrix @ qv.astype(np.float32)
-            top = np.argsort(-sims)[:n]
-            return [(ids[i], float(sims[i])) for i in top]
-        # Unselective filter: over-fetch from the ANN index and keep the matches.
-        matched = self.catalog.count_matching(filters)
-        want = min(total, int(n * total / max(matched, 1) * 1.5) + n)
-        hits = self.store.query(qv, want)
-        allowed = self.catalog.filter_ids([sid for sid, _ in hits], filters)
-        kept = [(sid, sim) for sid, sim in hits if sid in allowed][:n]
-        if len(kept) < min(n, matched) and want < total:
-            kept = self.store.query(qv, min(n, matched), where=chroma_where(filters))
-        return kept
-
-
-def _unknown(kind: str, value: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(value, known, n=3, cutoff=0.6)
-    if close:
-        return f"unknown {kind} {value!r} (did you mean {', '.join(map(repr, close))}?)"
-    listed = ", ".join(known[:12]) + (" ..." if len(known) > 12 else "")
-    return f"unknown {kind} {value!r} (known: {listed or 'none'})"
-
-
-def chroma_where(filters: Filters) -> dict | None:
-    clauses: list[dict] = []
-    if filters.language:
-        clauses.append({"language": filters.language})
-    if filters.repo:
-        clauses.append({"repo": filters.repo})
-    if filters.min_confidence > 0:
-        clauses.append({"confidence": {"$gte": filters.min_confidence}})
-    clauses.extend({f"tag:{t}": True} for t in filters.tags)
-    if not clauses:
-        return None
-    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
