@@ -34,6 +34,11 @@ class MiniLMEmbedder:
     def __init__(self, model_path: Path | None = None, *, batch_size: int = 64) -> None:
         import torch
         from transformers import AutoModel, AutoTokenizer
+        from transformers.utils import logging as hf_logging
+
+        # A server's stderr is its log: no progress bars, only errors.
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
 
         path = model_path or packaged_model_path()
         if not (path / "config.json").is_file():
