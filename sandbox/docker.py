@@ -252,18 +252,23 @@ class DockerSandbox:
 
     def _read(self, exec_id: str, out: TailBuffer, err: TailBuffer, done: threading.Event) -> None:
         import docker
+        from docker.utils.socket import STDERR, frames_iter
         from requests.exceptions import RequestException
 
+        sock = None
         try:
-            for chunk_out, chunk_err in self.client.api.exec_start(exec_id, stream=True, demux=True):
-                if chunk_out:
-                    out.write(chunk_out)
-                if chunk_err:
-                    err.write(chunk_err)
+            # The raw socket, not `stream=True`: the SDK never closes a streamed exec's connection.
+            sock = self.client.api.exec_start(exec_id, socket=True)
+            for stream_id, chunk in frames_iter(sock, tty=False):
+                (err if stream_id == STDERR else out).write(chunk)
         except (docker.errors.DockerException, RequestException, OSError, ValueError):
             pass  # the container was killed under the stream; the result says so
         finally:
-            done.set()
+            try:
+                if sock is not None:
+                    _close_hijacked(sock)
+            finally:
+                done.set()
 
     def _discard_if_leftovers(self) -> bool:
         """Remove the container when processes of finished runs are still alive in it; True when it was."""
@@ -288,3 +293,11 @@ class DockerSandbox:
             return False
         self.discard()
         return True
+
+
+def _close_hijacked(sock: Any) -> None:
+    """Close an exec's hijacked connection: the socket file, the socket under it, and the HTTP response."""
+    for part in (getattr(sock, "_response", None), sock, getattr(sock, "_sock", None)):
+        if part is not None:
+            with contextlib.suppress(OSError, ValueError):
+                part.close()

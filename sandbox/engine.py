@@ -6,7 +6,9 @@ All calls block; async callers run them in a thread.
 
 from __future__ import annotations
 
+import os
 import shutil
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +21,8 @@ if TYPE_CHECKING:
 
 #: Label on every warm container; its value is the workspace it serves.
 CONTAINER_LABEL = "skillbank.sandbox.workspace"
+#: Where the docker CLI looks when DOCKER_HOST is unset.
+DEFAULT_SOCKET = "unix:///var/run/docker.sock"
 #: Label holding the host directory that is mounted into the container for scratch dirs.
 STATE_LABEL = "skillbank.sandbox.state"
 
@@ -50,21 +54,31 @@ def open_client(base_url: str | None = None, timeout: int = 60) -> Iterator[Dock
         client.close()
 
 
-def docker_problem(image: str, base_url: str | None = None) -> str | None:
-    """None when an engine answers and holds `image`; otherwise what is missing and how to fix it."""
+def docker_problem(image: str | None, base_url: str | None = None) -> str | None:
+    """None when an engine answers (and holds `image`, unless None); otherwise what is missing and how to fix it."""
     try:
         import docker
         from requests.exceptions import RequestException
     except ImportError:
         return "the docker SDK is not installed: pip install docker==7.2.0"
+    where = base_url or "DOCKER_HOST or the default socket"
+    url = base_url or os.environ.get("DOCKER_HOST") or DEFAULT_SOCKET
+    if url.startswith("unix://"):
+        # Checked here first: the SDK leaks its socket when a unix socket does not answer.
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                probe.settimeout(5)
+                probe.connect(url.removeprefix("unix://"))
+        except OSError as exc:
+            return f"no Docker engine answers at {where} ({_short(exc)}): start dockerd or set DOCKER_HOST"
     try:
         with open_client(base_url, timeout=10) as client:
             client.ping()
-            client.images.get(image)
+            if image is not None:
+                client.images.get(image)
     except docker.errors.ImageNotFound:
         return f"the sandbox image {image!r} is not built: run `skillbank sandbox build-image`"
     except (docker.errors.DockerException, RequestException, OSError) as exc:
-        where = base_url or "DOCKER_HOST or the default socket"
         return f"no Docker engine answers at {where} ({_short(exc)}): start dockerd or set DOCKER_HOST"
     return None
 
@@ -75,12 +89,13 @@ def list_containers(client: DockerClient) -> list[WarmContainer]:
     return [WarmContainer(name=c.name, workspace=c.labels.get(CONTAINER_LABEL, ""), status=c.status) for c in found]
 
 
-def stop_containers(client: DockerClient) -> int:
-    """Remove every warm sandbox container and its scratch state; returns how many were removed."""
+def stop_containers(client: DockerClient, workspace: Path | None = None) -> int:
+    """Remove the warm sandbox containers (of `workspace` only, if given) and their scratch state; returns how many."""
     import docker
 
+    label = CONTAINER_LABEL if workspace is None else f"{CONTAINER_LABEL}={workspace}"
     removed = 0
-    for container in client.containers.list(all=True, filters={"label": CONTAINER_LABEL}):
+    for container in client.containers.list(all=True, filters={"label": label}):
         state = container.labels.get(STATE_LABEL)
         try:
             container.remove(force=True)

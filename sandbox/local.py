@@ -129,6 +129,10 @@ class LocalSandbox:
             with self.scratch() as fresh:
                 return self.run(command, cwd=cwd, timeout=timeout, env=env, scratch=fresh)
         run_env = sandbox_env(scratch, scrub_env(os.environ, env, self.config.env_passthrough))
+        program = command[0] if command else ""
+        if not (shutil.which(program, path=run_env["PATH"]) if "/" not in program else (cwd / program).exists()):
+            message = f"skillbank sandbox: cannot run {program!r}: not found\n"
+            return ExecResult(exit_code=127, stdout="", stderr=message, stderr_bytes=len(message), duration_s=0.0)
         group = PidsCgroup.create(self.config.max_pids)
         if group is None and NO_CGROUP_WARNING not in self._warnings:
             self._warnings.append(NO_CGROUP_WARNING)
@@ -177,7 +181,10 @@ class LocalSandbox:
     def _kill_everything(self, proc: subprocess.Popen[bytes], group: PidsCgroup | None) -> bool:
         """Kill the command's process group and cgroup; True when it had ended but left live processes behind."""
         ended = proc.poll() is not None
-        leftovers = ended and (bool(group.pids()) if group is not None else _group_has_live_members(proc.pid))
+        if group is not None:
+            leftovers = ended and any(_is_live(pid) for pid in group.pids())
+        else:
+            leftovers = ended and _group_has_live_members(proc.pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         if group is not None:
@@ -210,18 +217,28 @@ class LocalSandbox:
         return [*args, "--"]
 
 
+def _proc_stat(pid: int | str) -> tuple[str, list[str]] | None:
+    """(command name, the fields after it) of /proc/PID/stat; None when the process is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.find("(") + 1 : stat.rfind(")")], stat[stat.rfind(")") + 2 :].split()
+
+
+def _is_live(pid: int | str) -> bool:
+    """A process that is neither dead nor a zombie, and not bubblewrap's own init (it exits with the sandbox)."""
+    stat = _proc_stat(pid)
+    return stat is not None and stat[1][0] not in "ZXx" and stat[0] != "bwrap"
+
+
 def _group_has_live_members(pgid: int) -> bool:
-    """Whether a process that is not a zombie is in process group `pgid` (read from /proc)."""
+    """Whether a live process is in process group `pgid` (read from /proc)."""
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
+        if entry.name.isdigit():
+            stat = _proc_stat(entry.name)
+            if stat and len(stat[1]) > 2 and stat[1][2] == str(pgid) and _is_live(entry.name):
+                return True
     return False
 
 

@@ -1,0 +1,108 @@
+"""The status of a run from its exit code and report, and the shaping of tests and output in the result."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandbox.base import ExecResult
+from sandbox.models import TestCase
+from sandbox.results import ParsedReport
+from sandbox.status import count_outcomes, decide_status, order_tests, output_tail
+
+
+def run(exit_code: int | None, *, timed_out: bool = False, stdout: str = "", stderr: str = "") -> ExecResult:
+    return ExecResult(exit_code=exit_code, stdout=stdout, stderr=stderr, timed_out=timed_out, duration_s=1.0)
+
+
+def report(*outcomes: str, collection_errors: int = 0) -> ParsedReport:
+    tests = [TestCase(id=f"t.py::t{i}", outcome=o) for i, o in enumerate(outcomes)]  # type: ignore[arg-type]
+    return ParsedReport(tests=tests, found=True, collection_errors=collection_errors)
+
+
+def status_of(exec_result: ExecResult, parsed: ParsedReport, *, junit: bool = True, command: bool = False) -> str:
+    status, _ = decide_status(exec_result, parsed, count_outcomes(parsed), junit_found=junit, command_mode=command)
+    return status
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "outcomes", "expected"),
+    [
+        (0, ("passed", "skipped", "xfailed"), "passed"),
+        (1, ("passed", "failed"), "failed"),
+        (1, ("passed", "error"), "failed"),
+        (5, (), "no_tests"),
+        (0, (), "no_tests"),
+        (2, ("passed",), "error"),
+        (4, (), "error"),
+    ],
+)
+def test_pytest_exit_code_and_report_decide_the_status(exit_code: int, outcomes: tuple[str, ...], expected: str):
+    assert status_of(run(exit_code), report(*outcomes)) == expected
+
+
+def test_exit_code_of_failure_with_a_clean_report_is_an_error_not_a_failure() -> None:
+    status, warnings = decide_status(run(1), report("passed"), count_outcomes(report("passed")), junit_found=True,
+                                     command_mode=False)  # fmt: skip
+    assert status == "error"
+    assert "spoofing" in warnings[0]
+
+
+def test_exit_zero_with_failures_in_the_report_is_an_error() -> None:
+    assert status_of(run(0), report("failed")) == "error"
+
+
+def test_run_without_a_junit_report_is_an_error_even_if_the_output_claims_passes() -> None:
+    claimed = ParsedReport(tests=[TestCase(id="t.py::t", outcome="passed")], found=True)
+    status, warnings = decide_status(run(0), claimed, count_outcomes(claimed), junit_found=False, command_mode=False)
+    assert status == "error"
+    assert "no junit report" in warnings[0]
+
+
+def test_killed_run_says_which_signal() -> None:
+    _, warnings = decide_status(run(137), ParsedReport(), count_outcomes(ParsedReport()), junit_found=False,
+                                command_mode=False)  # fmt: skip
+    assert "SIGKILL" in warnings[0]
+
+
+def test_collection_error_makes_the_run_an_error() -> None:
+    assert status_of(run(2), report("error", collection_errors=1)) == "error"
+
+
+def test_timeout_wins_over_everything() -> None:
+    assert status_of(run(None, timed_out=True), report("passed")) == "timeout"
+
+
+@pytest.mark.parametrize(("exit_code", "expected"), [(0, "passed"), (1, "failed"), (3, "failed"), (127, "error")])
+def test_command_mode_status_comes_from_the_exit_code_alone(exit_code: int, expected: str) -> None:
+    assert status_of(run(exit_code), ParsedReport(), junit=False, command=True) == expected
+
+
+def test_counts_add_unnamed_skips_to_the_total() -> None:
+    parsed = report("passed", "failed", "xpassed")
+    parsed.skipped_without_id = 2
+    counts = count_outcomes(parsed)
+    assert counts == {
+        "passed": 1,
+        "failed": 1,
+        "errors": 0,
+        "skipped": 2,
+        "xfailed": 0,
+        "xpassed": 1,
+        "total": 5,
+    }
+
+
+def test_failed_tests_come_first_and_only_passing_ones_are_cut() -> None:
+    tests = [TestCase(id=f"p{i}", outcome="passed") for i in range(5)]
+    tests += [TestCase(id="e", outcome="error"), TestCase(id="f", outcome="failed")]
+    ordered, omitted = order_tests(tests, limit=4)
+    assert [t.id for t in ordered] == ["f", "e", "p0", "p1"]
+    assert omitted == 3
+
+
+def test_output_tail_keeps_the_end_of_stdout_and_of_stderr_within_the_cap() -> None:
+    tail, truncated = output_tail(run(1, stdout="a" * 10_000 + "END", stderr="warning: x"), 1000)
+    assert len(tail) <= 1000
+    assert "END" in tail
+    assert tail.endswith("--- stderr ---\nwarning: x")
+    assert truncated
