@@ -376,7 +376,7 @@ def render(clean: list[Case], drifted: list[Case], repeats: int) -> tuple[str, b
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=11)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="skillbank-bench-patch-") as tmp:
