@@ -80,8 +80,8 @@ class Jail:
         return path.relative_to(self.root).as_posix()
 
 
-def regular_file_mode(path: Path, rel: str) -> int | None:
-    """The permission bits of a regular file; None when nothing is there. Refuses directories and special files."""
+def regular_file(path: Path, rel: str) -> os.stat_result | None:
+    """The status of a regular file; None when nothing is there. Refuses directories and special files."""
     try:
         info = path.lstat()
     except (FileNotFoundError, NotADirectoryError):
@@ -90,7 +90,7 @@ def regular_file_mode(path: Path, rel: str) -> int | None:
         raise PathRefused(rel, "this is a directory, not a file", "name a file")
     if not stat.S_ISREG(info.st_mode):
         raise PathRefused(rel, "this is not a regular file", "patch regular text files only")
-    return stat.S_IMODE(info.st_mode)
+    return info
 
 
 def check_creatable(jail: Jail, path: Path, rel: str) -> None:

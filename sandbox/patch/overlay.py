@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.patch.jail import Jail, PathRefused, normalize, regular_file_mode
+from sandbox.patch.jail import Jail, PathRefused, normalize, regular_file
 from sandbox.patch.ops import PathChoice
 from sandbox.patch.textfile import BinaryContent, TextFile
 from sandbox.patch.write import WriteOp
@@ -19,6 +20,8 @@ class Entry:
     path: Path
     disk_bytes: bytes | None
     disk_mode: int | None
+    disk_stamp: tuple[int, int] | None
+    """(mtime in ns, size) when the file was read, to notice a change made by someone else before writing."""
     text: TextFile | None
     """The planned content; None when the file is (or will be) absent."""
     mode: int | None
@@ -36,11 +39,11 @@ class Entry:
         if self.text is None:
             if self.disk_bytes is None:
                 return None
-            return WriteOp(self.path, None, None, self.disk_bytes, self.disk_mode)
+            return WriteOp(self.path, None, None, self.disk_bytes, self.disk_mode, self.disk_stamp)
         data = self.text.encode()
         if data == self.disk_bytes and self.mode == self.disk_mode:
             return None
-        return WriteOp(self.path, data, self.mode, self.disk_bytes, self.disk_mode)
+        return WriteOp(self.path, data, self.mode, self.disk_bytes, self.disk_mode, self.disk_stamp)
 
 
 class Overlay:
@@ -53,8 +56,10 @@ class Overlay:
         found = self.entries.get(path)
         if found is not None:
             return found
-        mode = regular_file_mode(path, rel)
-        data = path.read_bytes() if mode is not None else None
+        info = regular_file(path, rel)
+        mode = stat.S_IMODE(info.st_mode) if info is not None else None
+        data = path.read_bytes() if info is not None else None
+        stamp = (info.st_mtime_ns, info.st_size) if info is not None else None
         text: TextFile | None = None
         binary = False
         if data is not None:
@@ -62,7 +67,7 @@ class Overlay:
                 text = TextFile.decode(data)
             except BinaryContent:
                 binary = True
-        created = Entry(rel, path, data, mode, text, mode, binary)
+        created = Entry(rel, path, data, mode, stamp, text, mode, binary)
         self.entries[path] = created
         return created
 

@@ -27,10 +27,16 @@ class WriteOp:
     original: bytes | None
     """The content before the patch; None when the file did not exist."""
     original_mode: int | None
+    stamp: tuple[int, int] | None = None
+    """(mtime in ns, size) of the file when it was read; None when it did not exist."""
 
 
 class WriteFailed(PatchError):
     """The operating system refused a write; everything was rolled back."""
+
+
+class ChangedMeanwhile(PatchError):
+    """A target changed on disk after it was read for planning; nothing was written."""
 
 
 def _replace(src: str | Path, dst: str | Path) -> None:
@@ -58,6 +64,14 @@ def commit(ops: list[WriteOp], root: Path) -> None:
             _discard(staged, created_dirs)
             where = op.path.relative_to(root).as_posix()
             raise WriteFailed(f"apply_patch could not write {where} ({exc}); nothing was changed") from exc
+    moved = [op for op in ops if _changed_since_read(op)]
+    if moved:
+        _discard(staged, created_dirs)
+        names = ", ".join(op.path.relative_to(root).as_posix() for op in moved)
+        raise ChangedMeanwhile(
+            f"apply_patch refused, nothing was written: {names} changed on disk while the patch was being "
+            "planned (another writer?). Read the file(s) again and send the patch again."
+        )
     done: list[WriteOp] = []
     current: WriteOp | None = None
     try:
@@ -77,6 +91,14 @@ def commit(ops: list[WriteOp], root: Path) -> None:
             ) from exc
         raise WriteFailed(f"apply_patch failed writing {where} ({exc}); every file was restored") from exc
     _remove_empty_parents({op.path.parent for op in deletes}, root)
+
+
+def _changed_since_read(op: WriteOp) -> bool:
+    try:
+        info = op.path.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return op.stamp is not None
+    return op.stamp != (info.st_mtime_ns, info.st_size)
 
 
 def _make_parents(parent: Path, root: Path, created: list[Path]) -> None:

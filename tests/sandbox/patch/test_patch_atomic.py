@@ -85,6 +85,25 @@ def test_failure_while_staging_changes_nothing(three: Path, hash_tree: HashTree,
     assert hash_tree(three) == before
 
 
+def test_file_changed_by_another_writer_during_the_patch_is_not_clobbered(
+    three: Path, hash_tree: HashTree, monkeypatch
+):
+    real_stage = write._stage
+
+    def stage_while_someone_edits(path: Path, data: bytes, mode: int | None) -> Path:
+        if path.name == "a.txt":
+            (three / "b.txt").write_text("edited by someone else, longer\n")
+        return real_stage(path, data, mode)
+
+    monkeypatch.setattr(write, "_stage", stage_while_someone_edits)
+    with pytest.raises(PatchError, match=r"b\.txt changed on disk while the patch was being planned"):
+        apply_patch(three, THREE_FILES)
+    assert (three / "a.txt").read_text() == "a\n"
+    assert (three / "b.txt").read_text() == "edited by someone else, longer\n"
+    assert not (three / "new").exists()
+    assert not [p for p in three.rglob("*") if p.name.startswith(".skillbank-patch-")]
+
+
 def test_file_mode_is_preserved(tmp_path: Path):
     path = tmp_path / "run.sh"
     path.write_text("#!/bin/sh\necho a\n")
