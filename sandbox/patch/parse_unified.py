@@ -129,6 +129,10 @@ class _Parser:
         if old is None and new is None:
             raise MalformedPatch(start + 1, "both sides of this file header are /dev/null", "name the file")
         hunks, i = self.read_hunks(start + 2)
+        if not hunks:
+            raise MalformedPatch(
+                start + 1, f"the file header for {new or old} has no hunks", "follow it with `@@ -l,n +l,n @@` hunks"
+            )
         kind: FileKind = "modify"
         if old is None or (old_epoch and hunks and all(_old_empty(h) for h in hunks)):
             kind = "add"
@@ -146,6 +150,11 @@ class _Parser:
         while i < self.n and self.text(i).startswith("@@"):
             hunk, i = self.read_hunk(i, len(hunks) + 1)
             hunks.append(hunk)
+            after_blanks = i
+            while after_blanks < self.n and self.text(after_blanks) == "":
+                after_blanks += 1
+            if after_blanks < self.n and self.text(after_blanks).startswith("@@"):
+                i = after_blanks  # blank lines between two hunks separate them
         return hunks, i
 
     def read_hunk(self, start: int, number: int) -> tuple[Hunk, int]:

@@ -82,8 +82,9 @@ def commit(ops: list[WriteOp], root: Path) -> None:
             _unlink(current.path)
             done.append(current)
     except OSError as exc:
-        leftovers = _rollback(done)
-        _discard([(op, temp) for op, temp in staged if op not in done], created_dirs)
+        leftovers = _rollback(done, root)
+        finished = {id(op) for op in done}
+        _discard([(op, temp) for op, temp in staged if id(op) not in finished], created_dirs)
         where = current.path.relative_to(root).as_posix() if current is not None else "?"
         if leftovers:
             raise WriteFailed(
@@ -139,7 +140,7 @@ def _discard(staged: list[tuple[WriteOp, Path]], created_dirs: list[Path]) -> No
             directory.rmdir()
 
 
-def _rollback(done: list[WriteOp]) -> list[str]:
+def _rollback(done: list[WriteOp], root: Path) -> list[str]:
     """Undo the replaced and deleted files, newest first; return the paths that could not be restored."""
     failed: list[str] = []
     for op in reversed(done):
@@ -149,7 +150,7 @@ def _rollback(done: list[WriteOp]) -> list[str]:
             else:
                 os.replace(_stage(op.path, op.original, op.original_mode), op.path)
         except OSError:
-            failed.append(str(op.path))
+            failed.append(op.path.relative_to(root).as_posix())
     return failed
 
 

@@ -258,3 +258,18 @@ def test_context_line_that_lost_its_space_is_refused_instead_of_skipping_changes
     with pytest.raises(PatchError, match=r"patch line 5: 'x' is not a hunk line"):
         apply_patch(tmp_path, "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\nx\n-b\n+B\n")
     assert (tmp_path / "f.txt").read_text() == "a\nx\nb\n"
+
+
+def test_blank_lines_between_hunks_do_not_orphan_the_next_hunk(tmp_path: Path):
+    (tmp_path / "f.txt").write_text("".join(f"{i}\n" for i in range(20)))
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n 0\n-1\n+one\n\n\n@@ -15,2 +15,2 @@\n 14\n-15\n+fifteen\n"
+    apply_patch(tmp_path, patch)
+    text = (tmp_path / "f.txt").read_text()
+    assert "one\n" in text
+    assert "fifteen\n" in text
+
+
+def test_file_header_without_hunks_is_refused(tmp_path: Path):
+    (tmp_path / "f.txt").write_text("a\n")
+    with pytest.raises(PatchError, match=r"patch line 1: the file header for b/f\.txt has no hunks"):
+        apply_patch(tmp_path, "--- a/f.txt\n+++ b/f.txt\n")
