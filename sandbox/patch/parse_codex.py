@@ -14,6 +14,7 @@ END = "*** End Patch"
 _FILE_RE = re.compile(r"^\*\*\* (Add|Delete|Update) File:\s*(.*?)\s*$")
 _MOVE_RE = re.compile(r"^\*\*\* Move to:\s*(.*?)\s*$")
 _EOF_MARK = "*** End of File"
+_UNIFIED_AT = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 _HINT = "each line of a hunk starts with ' ' (context), '-' (remove) or '+' (add); a hunk starts with '@@'"
 
 
@@ -99,7 +100,11 @@ def _update(lines: list[str], start: int, path: str) -> tuple[FilePatch, int]:
                 section.hunks.append(current)
             elif current.header == "@@" and not current.anchors:
                 current.header = text
-            if anchor:
+            numbers = _UNIFIED_AT.match(text)
+            if numbers is not None:  # a unified `@@ -l,n +l,n @@` header: a position hint, not an anchor
+                old_line, old_count = int(numbers.group(1)), numbers.group(2)
+                current.old_start = old_line if old_count == "0" else max(old_line - 1, 0)
+            elif anchor:
                 current.anchors.append(anchor)
         elif text.rstrip() == _EOF_MARK:
             if current is None or not current.lines:

@@ -198,3 +198,10 @@ def test_failing_second_file_leaves_the_first_unwritten(tmp_path: Path, hash_tre
 def test_text_after_end_patch_is_refused(tmp_path: Path):
     with pytest.raises(PatchError, match="unexpected text after"):
         apply_patch(tmp_path, envelope("*** Add File: a.txt", "+a") + "and some prose\n")
+
+
+def test_unified_hunk_header_inside_the_envelope_is_a_position_hint(tmp_path: Path):
+    (tmp_path / "f.txt").write_text("x\ny\nz\nx\ny\n")
+    result = apply_patch(tmp_path, envelope("*** Update File: f.txt", "@@ -4,2 +4,2 @@", " x", "-y", "+Y"))
+    assert (tmp_path / "f.txt").read_text() == "x\ny\nz\nx\nY\n"
+    assert result.files[0].offset_lines == 0
