@@ -223,8 +223,8 @@ def _kinds(files: list[FileDelta]) -> tuple[list[str], list[str]]:
         if any(c in new_text and c not in old_text for c in _CONVERSIONS):
             add("convert-type")
     if not kinds:
-        added, removed = any(f.added for f in files), any(f.removed for f in files)
-        add("edit-code" if added == removed else "add-code" if added else "remove-code")
+        grew, shrank = any(f.added for f in files), any(f.removed for f in files)
+        add("edit-code" if grew == shrank else "add-code" if grew else "remove-code")
     order = list(KIND_PHRASES)
     return sorted(kinds, key=order.index), details
 

@@ -216,10 +216,11 @@ def episodes(traj: Trajectory) -> tuple[list[FixEpisode], list[Pitfall]]:
         if event.ok:
             continue
         for failure in event.failures:
-            item = pending.get(failure.key)
-            if item is None:
+            seen = pending.get(failure.key)
+            if seen is None:
                 pending[failure.key] = _Open(failure, event, 1, len(edits), failure)
             else:
+                item = seen
                 item.runs += 1
                 item.run = event
                 if failure.signature is not None:

@@ -179,12 +179,25 @@ class HeuristicDistiller:
             paths=change.paths if change else [],
         )
 
-    def _skill(self, traj: Trajectory, *, tags: list[str], paths: list[str], prior: float, **fields: str) -> Skill:
+    def _skill(
+        self,
+        traj: Trajectory,
+        *,
+        skill_id: str,
+        title: str,
+        pattern: str,
+        strategy: str,
+        tags: list[str],
+        paths: list[str],
+        prior: float,
+    ) -> Skill:
         language = language_of(paths) or ("python" if _ran_pytest(traj) else None)
         all_tags = [t for t in (_tag(x) for x in [*self.config.tags, *tags, language or ""]) if t]
-        fields["strategy"] = truncate_text(fields["strategy"], 8000)
         return Skill(
-            **fields,
+            skill_id=skill_id,
+            title=title[:200],
+            pattern=pattern,
+            strategy=truncate_text(strategy, 8000),
             confidence=prior,
             prior=prior,
             tags=list(dict.fromkeys(all_tags))[:32],

@@ -22,6 +22,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import anyio
 from pydantic import BaseModel, Field
 
 from skills_store.distill.episodes import Edit, events, language_of
@@ -154,10 +155,13 @@ class LLMDistiller:
             return None, f"token budget: {self.spent:,} of {self.config.token_budget:,} spent, next request ~{need:,}"
         prompt_estimate = need - self.config.max_output_tokens
         try:
-            result = agent.run_sync(
-                prompt,
-                model_settings={"max_tokens": self.config.max_output_tokens},
-                usage_limits=UsageLimits(request_limit=1),
+            # Its own event loop, closed afterwards (`run_sync` would leave a global one open).
+            result = anyio.run(
+                lambda: agent.run(
+                    prompt,
+                    model_settings={"max_tokens": self.config.max_output_tokens},
+                    usage_limits=UsageLimits(request_limit=1),
+                )
             )
         except Exception as exc:
             self.spent += need

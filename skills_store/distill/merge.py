@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from skills_store.distill.changes import similarity
@@ -115,19 +116,58 @@ def find_duplicate(bank: SkillBank, skill: Skill, config: MergeConfig) -> Skill 
 def merge_into_bank(
     bank: SkillBank, drafts: Sequence[Skill], *, config: MergeConfig | None = None, merger: Merger | None = None
 ) -> MergeReport:
-    """Store each draft as a new skill, or merge it into the stored skill it duplicates. Deletes nothing."""
+    """Store each draft as a new skill, or merge it into the skill it duplicates (stored, or earlier in `drafts`).
+
+    Deletes nothing. The batch is written with one upsert of the new skills and one update of the merged ones.
+    A draft whose sources the target already holds was merged before (a pass that was interrupted before its
+    trajectories were marked) and changes nothing.
+    """
     config = config or MergeConfig()
     report = MergeReport()
-    for draft in drafts:
-        same_id = bank.catalog.get([draft.skill_id])
-        target = same_id[0] if same_id else find_duplicate(bank, draft, config)
+    if not drafts:
+        return report
+    vectors = bank.embedder.embed([d.document() for d in drafts])
+    new: dict[str, Skill] = {}
+    new_vectors: dict[str, np.ndarray] = {}
+    changed: dict[str, Skill] = {}
+    for draft, vector in zip(drafts, vectors, strict=True):
+        target = new.get(draft.skill_id) or changed.get(draft.skill_id)
         if target is None:
-            bank.upsert([draft])
+            stored = bank.catalog.get([draft.skill_id])
+            target = stored[0] if stored else None
+        if target is None:
+            target = _in_batch_duplicate(draft, vector, new, new_vectors, config)
+        if target is None:
+            found = find_duplicate(bank, draft, config)
+            target = changed.get(found.skill_id, found) if found is not None else None
+        if target is None:
+            new[draft.skill_id] = draft
+            new_vectors[draft.skill_id] = vector
             report.added.append(draft.skill_id)
             continue
-        bank.update([combine(target, draft, config=config, merger=merger)])
         report.merged.append((draft.skill_id, target.skill_id))
+        if set(draft.sources) <= set(target.sources):
+            continue
+        merged = combine(target, draft, config=config, merger=merger)
+        (new if target.skill_id in new else changed)[target.skill_id] = merged
+    if new:
+        bank.upsert(list(new.values()))
+    if changed:
+        bank.update(list(changed.values()))
     return report
+
+
+def _in_batch_duplicate(
+    draft: Skill, vector: np.ndarray, new: dict[str, Skill], vectors: dict[str, np.ndarray], config: MergeConfig
+) -> Skill | None:
+    best: tuple[float, Skill] | None = None
+    for skill_id, skill in new.items():
+        if not same_lesson_kind(skill, draft):
+            continue
+        score = float(vectors[skill_id] @ vector)
+        if score >= config.similarity and (best is None or score > best[0]):
+            best = (score, skill)
+    return best[1] if best else None
 
 
 def dedupe_bank(
