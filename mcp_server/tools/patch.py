@@ -15,6 +15,9 @@ from sandbox.patch import PatchResult, apply_patch
 
 
 def register(server: MCPServer, deps: Deps) -> None:
+    # Patches to one workspace apply one at a time: two concurrent plans could each see the other's files old.
+    workspace_lock = anyio.Lock()
+
     @server.tool(
         name="apply_patch",
         description=(
@@ -32,7 +35,8 @@ def register(server: MCPServer, deps: Deps) -> None:
     ) -> Annotated[CallToolResult, PatchResult]:
         async with deps.capture.tool_call(ctx, "apply_patch", {"patch": patch, "dry_run": dry_run}) as call:
             with refusals_as_tool_errors():
-                result = await anyio.to_thread.run_sync(lambda: apply_patch(deps.workspace, patch, dry_run=dry_run))
+                async with workspace_lock:
+                    result = await anyio.to_thread.run_sync(lambda: apply_patch(deps.workspace, patch, dry_run=dry_run))
             call.summary = {
                 "applied": result.applied,
                 "files": [f"{f.action} {f.path}" for f in result.files],
