@@ -84,6 +84,7 @@ class DockerSandbox:
         root = self.config.state_dir or Path(tempfile.gettempdir()) / "skillbank-docker"
         self.state = root / self.container_name
         self._client: DockerClient | None = None
+        self._container: Container | None = None
 
     @property
     def warnings(self) -> list[str]:
@@ -113,7 +114,7 @@ class DockerSandbox:
 
     @contextlib.contextmanager
     def scratch(self) -> Iterator[Path]:
-        self.container()
+        self._container = self.container()
         path = Path(tempfile.mkdtemp(prefix="run-", dir=self.state))
         try:
             yield path
@@ -152,6 +153,7 @@ class DockerSandbox:
         """Remove the warm container (killing whatever runs in it); the next run starts a fresh one."""
         import docker
 
+        self._container = None
         with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
             self.client.api.remove_container(self.container_name, force=True)
 
@@ -208,14 +210,22 @@ class DockerSandbox:
         if scratch is None:
             with self.scratch() as fresh:
                 return self.run(command, cwd=cwd, timeout=timeout, env=env, scratch=fresh)
+        import docker
+
         host = {**os.environ, "PATH": DEFAULT_PATH}
         run_env = sandbox_env(scratch, scrub_env(host, env))
-        container = self.container()
         argv = ["timeout", "-s", "KILL", f"{timeout:g}", *command]
-        exec_id = self.client.api.exec_create(
-            container.id, argv, workdir=str(cwd), environment=[f"{k}={v}" for k, v in run_env.items()]
-        )["Id"]
-        return self._follow(exec_id, timeout)
+        environment = [f"{k}={v}" for k, v in run_env.items()]
+        for attempt in range(2):
+            container = self._container or self.container()
+            try:
+                exec_id = self.client.api.exec_create(container.id, argv, workdir=str(cwd), environment=environment)
+                break
+            except docker.errors.APIError as exc:  # the container stopped (idle exit, engine restart): once more
+                self._container = None
+                if attempt:
+                    raise BackendUnavailable(f"the sandbox container cannot run commands: {exc}") from exc
+        return self._follow(exec_id["Id"], timeout)
 
     def _follow(self, exec_id: str, timeout: float) -> ExecResult:
         import docker

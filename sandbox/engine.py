@@ -36,9 +36,21 @@ class WarmContainer(BaseModel):
 
 
 def make_client(base_url: str | None = None, timeout: int = 60) -> DockerClient:
-    """A client for `base_url`, or for DOCKER_HOST / the default socket like the docker CLI."""
+    """A client for `base_url`, or for DOCKER_HOST / the default socket like the docker CLI.
+
+    Raises `docker.errors.DockerException` when no engine answers.
+    """
     import docker
 
+    url = base_url or os.environ.get("DOCKER_HOST") or DEFAULT_SOCKET
+    if url.startswith("unix://"):
+        # Checked here first: the SDK leaks its socket when a unix socket does not answer.
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+                probe.settimeout(5)
+                probe.connect(url.removeprefix("unix://"))
+        except OSError as exc:
+            raise docker.errors.DockerException(f"cannot connect to {url}: {exc}") from exc
     if base_url:
         return docker.DockerClient(base_url=base_url, timeout=timeout)
     return docker.from_env(timeout=timeout)
@@ -62,15 +74,6 @@ def docker_problem(image: str | None, base_url: str | None = None) -> str | None
     except ImportError:
         return "the docker SDK is not installed: pip install docker==7.2.0"
     where = base_url or "DOCKER_HOST or the default socket"
-    url = base_url or os.environ.get("DOCKER_HOST") or DEFAULT_SOCKET
-    if url.startswith("unix://"):
-        # Checked here first: the SDK leaks its socket when a unix socket does not answer.
-        try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-                probe.settimeout(5)
-                probe.connect(url.removeprefix("unix://"))
-        except OSError as exc:
-            return f"no Docker engine answers at {where} ({_short(exc)}): start dockerd or set DOCKER_HOST"
     try:
         with open_client(base_url, timeout=10) as client:
             client.ping()

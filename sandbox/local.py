@@ -206,7 +206,7 @@ class LocalSandbox:
         args = [self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         args += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
         args += ["--cap-drop", "ALL"]
-        hidden = [Path.home().resolve()] if self.config.hide_home and Path.home().resolve() != Path("/") else []
+        hidden = [home] if self.config.hide_home and (home := _home()) is not None else []
         for path in hidden:
             args += ["--tmpfs", str(path)]
         args += ["--bind", str(scratch / "tmp"), "/tmp", "--bind", str(scratch), str(scratch)]
@@ -215,6 +215,14 @@ class LocalSandbox:
                 args += ["--ro-bind", str(root), str(root)]
         args += ["--bind", str(self.workspace), str(self.workspace), "--chdir", str(cwd)]
         return [*args, "--"]
+
+
+def _home() -> Path | None:
+    try:
+        home = Path.home().resolve()
+    except (RuntimeError, KeyError):
+        return None
+    return None if home == Path("/") else home
 
 
 def _proc_stat(pid: int | str) -> tuple[str, list[str]] | None:
@@ -233,8 +241,11 @@ def _is_live(pid: int | str) -> bool:
 
 
 def _group_has_live_members(pgid: int) -> bool:
-    """Whether a live process is in process group `pgid` (read from /proc)."""
-    for entry in Path("/proc").iterdir():
+    """Whether a live process is in process group `pgid` (read from /proc; False where there is no /proc)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return False
+    for entry in proc.iterdir():
         if entry.name.isdigit():
             stat = _proc_stat(entry.name)
             if stat and len(stat[1]) > 2 and stat[1][2] == str(pgid) and _is_live(entry.name):

@@ -76,6 +76,8 @@ def discard_containers(runner_config: RunnerConfig) -> Iterator[list[Path]]:
     """Workspaces appended to the yielded list get their warm container removed after the test."""
     workspaces: list[Path] = []
     yield workspaces
+    if workspaces and docker_skip_reason() is not None:
+        return
     for ws in workspaces:
         with DockerSandbox(ws, runner_config.docker_image, runner_config.docker) as sandbox:
             sandbox.discard()

@@ -1,0 +1,158 @@
+"""Benchmark of `run_tests` on a real project's suite: the sandboxes against bare `python -m pytest`.
+
+The suite is more-itertools' own (its sdist ships `tests/`: ~660 tests and ~2,300 subtests, pure Python), downloaded
+once into `.bench-cache/`. Each round runs, in turn, bare `python -m pytest` (the baseline), `run_tests` with the
+local backend (bubblewrap when it works here), and `run_tests` with the Docker backend on a warm container (when an
+engine and the image are there). Every figure is the median of the rounds, all with the same interpreter.
+
+Targets: local <= 1.15x bare; docker (warm) <= bare + 0.5 s. Run: `python -m bench.run_tests [--rounds N]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tarfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sandbox.config import RunnerConfig
+from sandbox.docker import DockerSandbox
+from sandbox.engine import docker_problem
+from sandbox.local import LocalConfig
+from sandbox.runner import run_tests
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / ".bench-cache"
+REPORT = ROOT / "docs" / "benchmarks" / "run_tests.md"
+PROJECT, VERSION = "more-itertools", "10.5.0"
+LOCAL_TARGET_RATIO = 1.15
+DOCKER_TARGET_EXTRA_S = 0.5
+
+
+def fetch_suite() -> Path:
+    """The unpacked sdist (downloaded with pip into `.bench-cache/` the first time)."""
+    target = CACHE / f"{PROJECT}-{VERSION}"
+    if (target / "tests").is_dir():
+        return target
+    CACHE.mkdir(exist_ok=True)
+    archive = CACHE / f"{PROJECT}-{VERSION}.tar.gz"
+    if not archive.exists():
+        pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
+        subprocess.run([*pip, f"{PROJECT}=={VERSION}", "-d", str(CACHE)], check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(CACHE, filter="data")
+    # The sdist has no pytest config of its own; this one stops pytest from climbing up to skillbank's pyproject.
+    (target / "pytest.ini").write_text("[pytest]\n")
+    return target
+
+
+def timed(action: Callable[[], object]) -> tuple[float, object]:
+    start = time.perf_counter()
+    outcome = action()
+    return time.perf_counter() - start, outcome
+
+
+def bare(ws: Path) -> object:
+    return subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=ws, capture_output=True, check=False).returncode
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.run_tests", description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args(argv)
+    ws = fetch_suite()
+    config = RunnerConfig(test_python=sys.executable)
+    plain = config.model_copy(update={"local": LocalConfig(use_bwrap=False)})
+    docker_reason = docker_problem(config.docker_image)
+
+    runners: dict[str, Callable[[], object]] = {
+        "bare `python -m pytest` (baseline)": lambda: bare(ws),
+        "run_tests, local backend": lambda: run_tests(ws, backend="local", config=config),
+        "run_tests, local without bubblewrap": lambda: run_tests(ws, backend="local", config=plain),
+    }
+    if docker_reason is None:
+        runners["run_tests, docker backend (warm)"] = lambda: run_tests(ws, backend="docker", config=config)
+    times: dict[str, list[float]] = {name: [] for name in runners}
+    checks: dict[str, str] = {}
+    for name, action in runners.items():  # warm-up: caches, and the docker container
+        _, outcome = timed(action)
+        checks[name] = _describe(outcome)
+    for _ in range(args.rounds):
+        for name, action in runners.items():
+            seconds, _ = timed(action)
+            times[name].append(seconds)
+    if docker_reason is None:
+        with DockerSandbox(ws, config.docker_image, config.docker) as sandbox:
+            sandbox.discard()
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    write_report(medians, times, checks, docker_reason, args.rounds)
+    print(REPORT.read_text())
+
+
+def _describe(outcome: object) -> str:
+    if isinstance(outcome, int):
+        return f"exit {outcome}"
+    status = getattr(outcome, "status", "?")
+    return f"{status}, {getattr(outcome, 'passed', 0)} passed, backend {getattr(outcome, 'backend', '?')}"
+
+
+def write_report(
+    medians: dict[str, float],
+    times: dict[str, list[float]],
+    checks: dict[str, str],
+    docker_reason: str | None,
+    rounds: int,
+) -> None:
+    base_name = next(iter(medians))
+    base = medians[base_name]
+    rows = []
+    for name, median in medians.items():
+        spread = f"{min(times[name]):.2f}-{max(times[name]):.2f}"
+        target, verdict = "", ""
+        if name.endswith("local backend"):
+            target = f"<= {LOCAL_TARGET_RATIO}x"
+            verdict = "pass" if median <= base * LOCAL_TARGET_RATIO else "FAIL"
+        elif "docker" in name:
+            target = f"<= bare + {DOCKER_TARGET_EXTRA_S} s"
+            verdict = "pass" if median <= base + DOCKER_TARGET_EXTRA_S else "FAIL"
+        ratio = median / base
+        rows.append(
+            f"| {name} | {median:.3f} | {spread} | {ratio:.3f}x | {median - base:+.3f} | {target} | {verdict} "
+            f"| {checks[name]} |"
+        )
+    machine = f"{platform.platform()}, {platform.machine()}, Python {platform.python_version()}"
+    lines = [
+        "# Benchmark: run_tests",
+        "",
+        f"Suite: {PROJECT} {VERSION} (its sdist's own `tests/`), run {rounds} rounds after one warm-up each;",
+        "seconds are wall-clock medians of the whole call (for `run_tests`: argument checks, syntax check, sandbox,",
+        "pytest with a junit report, parsing and reward). Generated by `python -m bench.run_tests`.",
+        "",
+        f"- Machine: {machine}, {_cpus()} CPUs",
+        f"- Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- Baseline: {base_name}",
+        "",
+        "| runner | median s | min-max s | vs bare | extra s | target | result | warm-up run |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        *rows,
+        "",
+    ]
+    if docker_reason is not None:
+        lines += [f"Docker backend not measured here: {docker_reason}.", ""]
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text("\n".join(lines))
+
+
+def _cpus() -> int:
+    return os.cpu_count() or 1
+
+
+if __name__ == "__main__":
+    main()
