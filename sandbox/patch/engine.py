@@ -6,7 +6,9 @@ but never runs it.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 
 from sandbox.patch.jail import Jail
@@ -31,6 +33,7 @@ def apply_patch(root: Path, patch: str, *, dry_run: bool = False, check_syntax: 
     syntax = [issue for entry in plan.entries for issue in _syntax_issues(entry)] if check_syntax else []
     if not dry_run:
         commit(plan.ops, jail.root)
+        drop_stale_bytecode(op.path for op in plan.ops)
     return PatchResult(
         applied=not dry_run,
         dry_run=dry_run,
@@ -38,6 +41,20 @@ def apply_patch(root: Path, patch: str, *, dry_run: bool = False, check_syntax: 
         syntax_errors=syntax,
         warnings=plan.warnings,
     )
+
+
+def drop_stale_bytecode(paths: Iterable[Path]) -> None:
+    """Remove the cached bytecode of changed `.py` files.
+
+    Python trusts `__pycache__/<name>.*.pyc` when the source's mtime (in whole seconds) and size match, so a
+    same-size edit within the second after the last import would run the old code in the next test run.
+    """
+    for path in paths:
+        if path.suffix != ".py":
+            continue
+        for cached in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+            with contextlib.suppress(OSError):
+                cached.unlink()
 
 
 def _syntax_issues(entry: Entry) -> list[SyntaxIssue]:

@@ -184,3 +184,20 @@ def test_every_kind_of_refusal_after_good_sections_leaves_the_tree_identical(
     with pytest.raises(PatchError):
         apply_patch(tmp_path, GOOD_FIRST + REFUSALS[kind])
     assert hash_tree(tmp_path) == before
+
+
+def test_a_same_size_edit_never_runs_stale_bytecode(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    module = tmp_path / "mod.py"
+    module.write_text("VALUE = 1\n")
+    run = [sys.executable, "-c", "import mod; print(mod.VALUE)"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    assert subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout == "1\n"
+    assert list((tmp_path / "__pycache__").glob("mod.*.pyc"))
+    before = module.stat()
+    apply_patch(tmp_path, "--- a/mod.py\n+++ b/mod.py\n@@ -1 +1 @@\n-VALUE = 1\n+VALUE = 2\n")
+    # The edit landed within the same second as the import: same mtime, same size, as Python's cache sees it.
+    os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout == "2\n"
