@@ -17,6 +17,7 @@ from mcp_server.capture import SessionCapture
 from mcp_server.deps import ALL_TOOLS, Deps
 from mcp_server.lazy import LazySkillBank
 from mcp_server.memory import trim
+from mcp_server.outcome_hooks import on_close_callbacks
 from mcp_server.settings import Settings
 from skills_store.datadir import preflight
 from skills_store.errors import ConfigError
@@ -82,6 +83,7 @@ def build_deps(settings: Settings, *, workspace: Path | None = None, tools: Iter
         Redactor(settings.redact_patterns),
         workspace=str(root),
         repo=workspace_repo(root),
+        on_close=on_close_callbacks(skills, trajectories, settings),
     )
     return Deps(
         settings=settings,

@@ -12,7 +12,7 @@ import typer
 
 
 def build_app() -> typer.Typer:
-    from mcp_server.cli import demo, hook, sandbox, serve, skills, trajectories
+    from mcp_server.cli import demo, distill, hook, sandbox, serve, skills, trajectories
 
     app = typer.Typer(
         name="skillbank",
@@ -26,6 +26,7 @@ def build_app() -> typer.Typer:
     app.add_typer(trajectories.app, name="trajectories")
     app.add_typer(hook.app, name="hook")
     app.add_typer(sandbox.app, name="sandbox")
+    app.command("distill")(distill.distill)
     app.command("demo")(demo.demo)
     return app
 

@@ -17,6 +17,7 @@ from mcp_server.tools.search import SkillHit
 from sandbox.models import TestRunResult
 from sandbox.runner import RunnerConfig, failure_queries, run_tests
 from skills_store.bank import SkillBank
+from skills_store.truncate import truncate_text
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +114,7 @@ def register(server: MCPServer, deps: Deps) -> None:
                 "failing": [t.id for t in result.tests if t.outcome in ("failed", "error")][:20],
                 # What the distiller turns into an error signature (messages are capped).
                 "failures": [
-                    {"id": t.id, "message": (t.message or "")[:500]}
+                    {"id": t.id, "message": truncate_text(t.message or "", 800)}
                     for t in result.tests
                     if t.outcome in ("failed", "error")
                 ][:20],
