@@ -7,7 +7,9 @@ Its (classname, name) pairs are mapped back to exact node ids with the short sum
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -29,6 +31,8 @@ _TOTALS_RE = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|d
 _CRASH_LINE_RE = re.compile(r"^\S.*:\d+: (\w[\w.]*)$")
 _PHASE_RE = re.compile(r'^failed on (?:setup|teardown|call) with "(.*)"$')
 _COLLECTION_PREFIX = "collection failed: "
+#: Largest junit report that is parsed (a suite of 100,000 tests writes about 20 MiB).
+MAX_REPORT_BYTES = 64 * 1024 * 1024
 
 
 class ParsedReport(BaseModel):
@@ -40,14 +44,32 @@ class ParsedReport(BaseModel):
     collection_errors: int = 0
     skipped_without_id: int = 0
     """Skips the short summary counts without naming the test (`SKIPPED [2] path:line: reason`)."""
+    problem: str | None = None
+    """Why a report that exists was not read (too big, not a regular file, not XML)."""
 
 
-def parse_junit(path: Path, message_chars: int = 1500) -> ParsedReport:
-    """Parse a pytest junit XML file; a missing or unreadable file gives `found=False`."""
+def parse_junit(path: Path, message_chars: int = 1500, max_bytes: int = MAX_REPORT_BYTES) -> ParsedReport:
+    """Parse a pytest junit XML file; a missing, oversized or unreadable one gives `found=False`.
+
+    The file was written by the code under test, so it is opened without following symlinks, must be a regular
+    file, and is not parsed when larger than `max_bytes`.
+    """
     try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
         return ParsedReport()
+    except OSError as exc:
+        return ParsedReport(problem=f"the junit report could not be opened ({exc.strerror})")
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return ParsedReport(problem="the junit report is not a regular file")
+        if info.st_size > max_bytes:
+            return ParsedReport(problem=f"the junit report is {info.st_size} bytes, over the {max_bytes} limit")
+        try:
+            root = ET.parse(handle).getroot()
+        except ET.ParseError as exc:
+            return ParsedReport(problem=f"the junit report is not valid XML ({exc})")
     report = ParsedReport(found=True)
     for case in root.iter("testcase"):
         file = case.get("file") or ""

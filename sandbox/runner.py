@@ -19,7 +19,15 @@ from sandbox.config import RunnerConfig
 from sandbox.errors import InterpreterNotFound
 from sandbox.interpreter import Interpreter, find_interpreter
 from sandbox.models import Reward, TestCase, TestRunResult
-from sandbox.results import PYTEST_REPORT_ARGS, ParsedReport, exception_line, merge_reports, parse_junit, parse_summary
+from sandbox.results import (
+    PYTEST_REPORT_ARGS,
+    ParsedReport,
+    exception_line,
+    merge_reports,
+    parse_junit,
+    parse_summary,
+    summary_totals,
+)
 from sandbox.reward import SyntaxReport, check_syntax, compute_reward, pass_rate
 from sandbox.status import count_outcomes, decide_status, order_tests, output_tail
 
@@ -62,11 +70,12 @@ def run_tests(
     finally:
         sandbox.close()
     report = merge_reports(junit, parse_summary(run.stdout, config.message_chars))
+    report.problem = junit.problem
     return _assemble(run, report, junit.found, command is not None, shown, name, warnings, syntax, config)
 
 
 def failure_queries(result: TestRunResult, limit: int = 5) -> list[str]:
-    """Deduplicated `ExceptionType: message` lines of the failures, to search the skill store with, first first.
+    """Deduplicated `ExceptionType: message` lines of the failures, in result order, to search the skill store with.
 
     When the run failed before any test reported (a broken conftest, a crash), the last exception line of the
     output is used instead.
@@ -128,7 +137,7 @@ def _assemble(
     syntax: SyntaxReport,
     config: RunnerConfig,
 ) -> TestRunResult:
-    counts = count_outcomes(report)
+    counts = count_outcomes(report, None if junit_found else summary_totals(run.stdout))
     status, warnings = decide_status(run, report, counts, junit_found=junit_found, command_mode=command_mode)
     tests, omitted = order_tests(report.tests, config.max_tests)
     tail, tail_truncated = output_tail(run, config.output_tail_chars)

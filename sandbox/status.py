@@ -31,11 +31,19 @@ _COUNT_FIELDS = {
 }
 
 
-def count_outcomes(report: ParsedReport) -> dict[str, int]:
-    """The result's count fields (`total`, `passed`, `failed`, `errors`...) for the tests of `report`."""
+def count_outcomes(report: ParsedReport, totals: dict[str, int] | None = None) -> dict[str, int]:
+    """The result's count fields (`total`, `passed`, `failed`, `errors`...) for the tests of `report`.
+
+    `totals` (pytest's final line, see `summary_totals`) are used instead when they count more tests: a runner
+    started through `command` without `-r` prints no per-test lines, only that line.
+    """
     tally = Counter(str(case.outcome) for case in report.tests)
     counts = {field: tally.get(outcome, 0) for outcome, field in _COUNT_FIELDS.items()}
     counts["skipped"] += report.skipped_without_id
+    if totals:
+        from_line = {field: totals.get(field, 0) for field in _COUNT_FIELDS.values()}
+        if sum(from_line.values()) > sum(counts.values()):
+            counts = from_line
     counts["total"] = sum(counts.values())
     return counts
 
@@ -58,6 +66,8 @@ def decide_status(
     if code == 5:
         return "no_tests", []
     if not junit_found:
+        if report.problem:
+            return "error", [f"{report.problem}; the result is not trusted"]
         reason = f"{killed} (exit {code}): out of memory or another limit?" if killed else f"exit {code}"
         return "error", [f"pytest wrote no junit report ({reason}); the run crashed or exited before the end"]
     if report.collection_errors:

@@ -186,3 +186,20 @@ def test_exception_line_names_the_exception_type_and_message(message: str, expec
 
 def test_exception_line_of_a_test_without_message_is_none() -> None:
     assert exception_line(TestCase(id="t", outcome="failed")) is None
+
+
+def test_junit_report_that_is_a_symlink_is_not_followed(tmp_path: Path) -> None:
+    secret = write(tmp_path, JUNIT).rename(tmp_path / "elsewhere.xml")
+    link = tmp_path / "junit.xml"
+    link.symlink_to(secret)
+    report = parse_junit(link)
+    assert not report.found
+    assert report.problem is not None
+    assert report.tests == []
+
+
+def test_oversized_junit_report_is_not_parsed(tmp_path: Path) -> None:
+    report = parse_junit(write(tmp_path, JUNIT), max_bytes=100)
+    assert not report.found
+    assert report.problem is not None
+    assert "over the 100 limit" in report.problem

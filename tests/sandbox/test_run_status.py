@@ -106,3 +106,8 @@ def test_output_tail_keeps_the_end_of_stdout_and_of_stderr_within_the_cap() -> N
     assert "END" in tail
     assert tail.endswith("--- stderr ---\nwarning: x")
     assert truncated
+
+
+def test_totals_line_counts_a_run_that_named_no_tests() -> None:
+    counts = count_outcomes(ParsedReport(), {"passed": 10, "failed": 2, "deselected": 3})
+    assert (counts["total"], counts["passed"], counts["failed"]) == (12, 10, 2)
