@@ -10,7 +10,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def machine() -> str:
+def machine_line() -> str:
+    """`Linux x86_64, <cpu model>, N CPUs, Python 3.x.y`."""
     cpu = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -19,10 +20,12 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return (
-        f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.system()} {platform.machine()}, {cpu}, "
-        f"{os.cpu_count()} CPUs, Python {platform.python_version()}.\n"
-    )
+    return f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+
+
+def machine() -> str:
+    """The line a report starts with: when and where it ran."""
+    return f"Run {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {machine_line()}.\n"
 
 
 def write_report(markdown: str, name: str) -> Path:

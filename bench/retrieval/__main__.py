@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -18,6 +17,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.common import machine_line
 from bench.retrieval.evaluate import (
     DEPTH,
     KINDS,
@@ -33,18 +33,6 @@ from bench.retrieval.evaluate import (
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_OUT = REPO_ROOT / "docs" / "benchmarks" / "retrieval.md"
-
-
-def machine() -> str:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return f"{platform.system()} {platform.machine()}, {cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
 def _rank(value: int | None) -> str:
@@ -65,7 +53,7 @@ def render(
         "# Retrieval quality: hybrid vs vector-only vs keyword-only",
         "",
         f"- Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}",
-        f"- Machine: {machine()}",
+        f"- Machine: {machine_line()}",
         f"- Corpus: {corpus} skills (starter pack + near-miss distractors); embedder all-MiniLM-L6-v2",
         f"- Queries: {len(queries)} ({counts['traceback']} real tracebacks from `bench/retrieval/snippets`, "
         f"{counts['description']} natural-language descriptions); results fetched per query: {DEPTH}",
