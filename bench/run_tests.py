@@ -23,8 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sandbox.config import RunnerConfig
-from sandbox.docker import DockerSandbox
-from sandbox.engine import docker_problem
+from sandbox.engine import docker_problem, open_client, stop_containers
 from sandbox.local import LocalConfig
 from sandbox.runner import run_tests
 
@@ -89,8 +88,8 @@ def main(argv: list[str] | None = None) -> None:
             seconds, _ = timed(action)
             times[name].append(seconds)
     if docker_reason is None:
-        with DockerSandbox(ws, config.docker_image, config.docker) as sandbox:
-            sandbox.discard()
+        with open_client() as client:
+            stop_containers(client, ws.resolve())
     medians = {name: statistics.median(values) for name, values in times.items()}
     write_report(medians, times, checks, docker_reason, args.rounds)
     print(REPORT.read_text())
