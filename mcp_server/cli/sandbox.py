@@ -47,7 +47,7 @@ def status_command(docker_host: DockerHost = None) -> None:
     """Say which backend `run_tests` would use here and what each one isolates."""
     image = Settings().docker_image
     problem = docker_problem(image, docker_host)
-    typer.echo(f"docker:    {'ready (' + image + ')' if problem is None else 'unavailable: ' + problem}")
+    typer.echo(f"docker:      {'ready (' + image + ')' if problem is None else 'unavailable: ' + problem}")
     bwrap = shutil.which("bwrap")
     bwrap_problem = probe_bwrap(bwrap) if bwrap else "not installed (apt-get install bubblewrap)"
     typer.echo(f"bubblewrap: {'ready' if bwrap_problem is None else bwrap_problem}")
