@@ -82,6 +82,7 @@ class SkillBank:
 
     def close(self) -> None:
         self.flush()
+        self.store.close()
         self.catalog.close()
 
     # -- consistency between the record (Chroma) and the catalog --------------------------------------------

@@ -113,10 +113,20 @@ class ChromaSkillStore:
         An embedded store written by another process is only visible after this.
         """
         if self._path is not None:
-            from chromadb.api.client import SharedSystemClient
-
-            SharedSystemClient.clear_system_cache()
+            self.close()
             self._connect()
+
+    def close(self) -> None:
+        """Release the client (its database handles or HTTP connections)."""
+        admin = getattr(self._client, "_admin_client", None)
+        servers = [getattr(self._client, "_server", None), getattr(admin, "_server", None)]
+        self._client.close()
+        if self._url is not None:
+            # chromadb 1.5's HTTP clients keep their connection pools open after close(); close them ourselves.
+            for server in servers:
+                session = getattr(server, "_session", None)
+                if session is not None and hasattr(session, "close"):
+                    session.close()
 
     def recreate(self) -> None:
         """Drop the collection and create it empty (to change the embedding dimension)."""
