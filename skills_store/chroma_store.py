@@ -120,7 +120,7 @@ class ChromaSkillStore:
         """Release the client (its database handles or HTTP connections)."""
         admin = getattr(self._client, "_admin_client", None)
         servers = [getattr(self._client, "_server", None), getattr(admin, "_server", None)]
-        self._client.close()
+        self._client.close()  # type: ignore[attr-defined]  # on Client, not on the ClientAPI protocol
         if self._url is not None:
             # chromadb 1.5's HTTP clients keep their connection pools open after close(); close them ourselves.
             for server in servers:
