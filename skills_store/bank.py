@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,10 +21,11 @@ from skills_store.catalog import Catalog, Filters
 from skills_store.datadir import check_data_dir
 from skills_store.errors import ConfigError, InvalidInput, NotFound
 from skills_store.fusion import FusionConfig, fuse
+from skills_store.keyword import KeywordIndex
 from skills_store.models import Skill, utcnow
 from skills_store.protocols import Embedder
 from skills_store.query import analyze
-from skills_store.retrieval import ScoredSkill, SearchMode, validate_filters, vector_hits
+from skills_store.retrieval import FilterPlan, ScoredSkill, SearchMode, validate_filters, vector_hits
 
 if TYPE_CHECKING:
     from skills_store.chroma_store import ChromaSkillStore
@@ -56,6 +58,13 @@ class SkillBank:
         self._seen_generation = catalog.get_meta("generation")
         self._lock_path = catalog.path.with_name(".skills.lock")
         self._lock_depth = 0
+        self.keywords = KeywordIndex(catalog)
+        self._executor: ThreadPoolExecutor | None = None
+
+    def _worker(self) -> ThreadPoolExecutor:
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillbank-keyword")
+        return self._executor
 
     @classmethod
     def open(
@@ -82,6 +91,8 @@ class SkillBank:
 
     def close(self) -> None:
         self.flush()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
         self.store.close()
         self.catalog.close()
 
@@ -254,15 +265,18 @@ class SkillBank:
             return []
         self._refresh_if_stale()
         filters = validate_filters(self.known_values(), language, repo, tags, min_confidence)
+        plan = FilterPlan.make(self.catalog, filters, total, self.config.exact_limit)
         parts = analyze(query)
         pool = max(self.config.pool, 4 * k)
         vec: list[tuple[str, float]] = []
         kw: list[tuple[str, float]] = []
+        # The keyword side (SQLite) runs in a worker while this thread embeds the query (torch): both release the GIL.
+        pending = self._worker().submit(self.keywords.search, parts.keywords, pool, plan) if mode != "vector" else None
         if mode in ("hybrid", "vector"):
             qv = self.embedder.embed([parts.embed_text])[0]
-            vec = vector_hits(self.store, self.catalog, qv, pool, filters, total, self.config.exact_limit)
-        if mode in ("hybrid", "keyword"):
-            kw = self.catalog.keyword(parts.keywords, pool, filters)
+            vec = vector_hits(self.store, self.catalog, qv, pool, plan)
+        if pending is not None:
+            kw = pending.result()
         ranked = fuse(vec, kw, mode, self.config.fusion, error_query=bool(parts.error_lines))
         skills = {s.skill_id: s for s in self.catalog.get([sid for sid, _, _ in ranked[: k * 2]])}
         out: list[ScoredSkill] = []
@@ -289,7 +303,8 @@ class SkillBank:
         self._refresh_if_stale()
         qv = self.embedder.embed([skill.document()])[0]
         filters = Filters(skill.language, skill.repo) if same_scope else Filters()
-        hits = vector_hits(self.store, self.catalog, qv, k + 1, filters, total, self.config.exact_limit)
+        plan = FilterPlan.make(self.catalog, filters, total, self.config.exact_limit)
+        hits = vector_hits(self.store, self.catalog, qv, k + 1, plan)
         found = {s.skill_id: s for s in self.catalog.get([sid for sid, _ in hits])}
         out = [
             ScoredSkill(found[sid], sim, {"vector": i + 1})
@@ -307,4 +322,5 @@ class SkillBank:
             self._dirty.update(ids)
             should_flush = len(self._dirty) >= self.config.flush_every
         if should_flush:
-            self.flush()
+            # Off the request path: the catalog already holds the counts; Chroma's copy catches up.
+            self._worker().submit(self.flush)

@@ -21,14 +21,12 @@ from typing import TYPE_CHECKING
 
 from skills_store.errors import ConfigError
 from skills_store.models import Skill
-from skills_store.query import analyze, fts_match_expression
+from skills_store.query import analyze
 
 if TYPE_CHECKING:
     import numpy as np
 
-SCHEMA_VERSION = "1"
-# BM25 column weights: the pattern (what the agent sees) counts most, the strategy least.
-BM25_WEIGHTS = (2.0, 4.0, 0.5, 1.5)
+SCHEMA_VERSION = "2"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,7 +46,7 @@ CREATE INDEX IF NOT EXISTS skills_language ON skills(language);
 CREATE INDEX IF NOT EXISTS skills_repo ON skills(repo);
 CREATE TABLE IF NOT EXISTS skill_tags (tag TEXT NOT NULL, rid INTEGER NOT NULL, PRIMARY KEY (tag, rid)) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS skills_fts USING fts5(
-    title, pattern, strategy, tags, tokenize = "porter unicode61 tokenchars '_'"
+    title, pattern, strategy, tags, facets, tokenize = "porter unicode61 tokenchars '_'"
 );
 """
 
@@ -64,6 +62,15 @@ class Filters:
     @property
     def active(self) -> bool:
         return bool(self.language or self.repo or self.tags or self.min_confidence > 0)
+
+    def fts_facets(self) -> str | None:
+        """The language, repo and tag filters as an FTS5 expression over the `facets` column (AND of tokens)."""
+        tokens = [facet_token("t", t) for t in self.tags]
+        if self.language:
+            tokens.append(facet_token("l", self.language))
+        if self.repo:
+            tokens.append(facet_token("r", self.repo))
+        return " AND ".join(f'facets:"{t}"' for t in tokens) or None
 
     def sql(self, alias: str = "s") -> tuple[str, list[object]]:
         clauses: list[str] = []
@@ -86,6 +93,23 @@ class Filters:
         return (" AND ".join(clauses) or "1"), params
 
 
+def facet_token(kind: str, value: str) -> str:
+    """One FTS token that stands for a filter value (`l` language, `r` repo, `t` tag).
+
+    Hex keeps any value a single token; the trailing digit keeps the porter stemmer away from it.
+    """
+    return f"f{kind}{value.encode().hex()}9"
+
+
+def facet_text(skill: Skill) -> str:
+    tokens = [facet_token("t", t) for t in skill.tags]
+    if skill.language:
+        tokens.append(facet_token("l", skill.language))
+    if skill.repo:
+        tokens.append(facet_token("r", skill.repo))
+    return " ".join(tokens)
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat()
 
@@ -101,8 +125,7 @@ class Catalog:
                 self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30, isolation_level=None)
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
-                self._db.executescript(_SCHEMA)
-                self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+                self._migrate()
             version = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         except sqlite3.Error as exc:
             raise ConfigError(
@@ -112,6 +135,17 @@ class Catalog:
         if version is None or version[0] != SCHEMA_VERSION:
             raise ConfigError(f"the skill catalog {path} has schema {version!r}, expected {SCHEMA_VERSION}")
         self._lock = threading.RLock()
+
+    def _migrate(self) -> None:
+        """Create the schema; a catalog of another schema version is emptied (it is rebuilt from Chroma)."""
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is not None and row[0] != SCHEMA_VERSION:
+            self._db.executescript(
+                "DROP TABLE IF EXISTS skills_fts; DROP TABLE IF EXISTS skill_tags; DROP TABLE IF EXISTS skills;"
+            )
+        self._db.executescript(_SCHEMA)
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
 
     def close(self) -> None:
         with self._lock:
@@ -168,8 +202,9 @@ class Catalog:
                         rid = cur.lastrowid
                     self._db.executemany("INSERT INTO skill_tags VALUES (?, ?)", [(t, rid) for t in skill.tags])
                     self._db.execute(
-                        "INSERT INTO skills_fts (rowid, title, pattern, strategy, tags) VALUES (?, ?, ?, ?, ?)",
-                        (rid, skill.title, skill.pattern, skill.strategy, " ".join(skill.tags)),
+                        "INSERT INTO skills_fts (rowid, title, pattern, strategy, tags, facets)"
+                        " VALUES (?, ?, ?, ?, ?, ?)",
+                        (rid, skill.title, skill.pattern, skill.strategy, " ".join(skill.tags), facet_text(skill)),
                     )
                 self._bump_generation()
                 self._db.execute("COMMIT")
@@ -207,6 +242,11 @@ class Catalog:
             )
 
     # -- reads --------------------------------------------------------------------------------------------
+    def rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        """Run a read query under the connection's lock (for the keyword index)."""
+        with self._lock:
+            return self._db.execute(sql, list(params)).fetchall()
+
     def count(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM skills").fetchone()[0])
@@ -248,29 +288,22 @@ class Catalog:
             tags = [r[0] for r in self._db.execute("SELECT DISTINCT tag FROM skill_tags")]
         return {"language": sorted(langs), "repo": sorted(repos), "tags": sorted(tags)}
 
-    def keyword(self, keywords: list[str], n: int, filters: Filters = Filters()) -> list[tuple[str, float]]:
-        """BM25 over title/pattern/strategy/tags; best first, scores made positive (higher is better)."""
-        match = fts_match_expression(keywords)
-        if match is None or n <= 0:
-            return []
+    def candidate_vectors(self, filters: Filters, limit: int) -> tuple[list[str], np.ndarray] | None:
+        """Ids and stored vectors of the skills matching `filters`; None when more than `limit` match."""
+        import numpy as np
+
         where, params = filters.sql()
-        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         with self._lock:
             rows = self._db.execute(
-                f"SELECT s.skill_id, bm25(skills_fts, {weights}) AS score FROM skills_fts"
-                f" JOIN skills s ON s.rid = skills_fts.rowid WHERE skills_fts MATCH ? AND {where}"
-                " ORDER BY score LIMIT ?",
-                [match, *params, n],
+                f"SELECT skill_id, embedding FROM skills s WHERE {where} AND embedding IS NOT NULL LIMIT ?",
+                [*params, limit + 1],
             ).fetchall()
-        return [(sid, -float(score)) for sid, score in rows]
-
-    def candidates(self, filters: Filters, limit: int) -> list[str] | None:
-        """Ids matching `filters`, or None when more than `limit` match (too unselective to enumerate)."""
-        where, params = filters.sql()
-        with self._lock:
-            rows = self._db.execute(f"SELECT skill_id FROM skills s WHERE {where} LIMIT ?", [*params, limit + 1])
-            ids = [r[0] for r in rows]
-        return None if len(ids) > limit else ids
+        if len(rows) > limit:
+            return None
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+        return [r[0] for r in rows], matrix
 
     def count_matching(self, filters: Filters) -> int:
         where, params = filters.sql()
@@ -293,28 +326,8 @@ class Catalog:
                 out.update(r[0] for r in rows)
         return out
 
-    def vectors(self, skill_ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
-        """The stored vectors of these skills (those that have one), as a float32 matrix."""
-        import numpy as np
 
-        out_ids: list[str] = []
-        blobs: list[bytes] = []
-        with self._lock:
-            for start in range(0, len(skill_ids), 900):
-                part = skill_ids[start : start + 900]
-                for sid, blob in self._db.execute(
-                    f"SELECT skill_id, embedding FROM skills WHERE skill_id IN ({','.join('?' * len(part))})"
-                    " AND embedding IS NOT NULL",
-                    list(part),
-                ):
-                    out_ids.append(sid)
-                    blobs.append(blob)
-        if not blobs:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        return out_ids, np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
-
-
-def quick_search(home: Path, query: str, k: int = 3, *, filters: Filters = Filters()) -> list[Skill]:
+def quick_search(home: Path, query: str, k: int = 3, *, filters: Filters | None = None) -> list[Skill]:
     """Keyword-only search of the catalog under `home`, importing no model and no Chroma (for hooks).
 
     Returns [] when there is no catalog yet. Does not count uses.
@@ -322,9 +335,14 @@ def quick_search(home: Path, query: str, k: int = 3, *, filters: Filters = Filte
     path = home / "catalog.db"
     if not path.is_file():
         return []
+    from skills_store.keyword import KeywordIndex
+    from skills_store.retrieval import FilterPlan
+
     catalog = Catalog(path, readonly=True)
     try:
-        hits = catalog.keyword(analyze(query).keywords, k, filters)
+        total = catalog.count()
+        plan = FilterPlan.make(catalog, filters or Filters(), total, exact_limit=100_000)
+        hits = KeywordIndex(catalog).search(analyze(query).keywords, k, plan)
         return catalog.get([sid for sid, _ in hits])
     finally:
         catalog.close()

@@ -59,27 +59,43 @@ def validate_filters(
     return Filters(language, repo, norm_tags, min_confidence)
 
 
+@dataclass
+class FilterPlan:
+    """What the filters select, worked out once per search and shared by both sides."""
+
+    filters: Filters
+    candidates: list[str] | None
+    """The matching ids when there are at most `exact_limit` of them, else None."""
+    matched: int
+    """How many skills match."""
+    total: int
+    vectors: np.ndarray | None = None
+    """The candidates' stored vectors, row for row."""
+
+    @classmethod
+    def make(cls, catalog: Catalog, filters: Filters, total: int, exact_limit: int) -> FilterPlan:
+        if not filters.active:
+            return cls(filters, None, total, total)
+        found = catalog.candidate_vectors(filters, exact_limit)
+        if found is None:
+            return cls(filters, None, catalog.count_matching(filters), total)
+        ids, vectors = found
+        return cls(filters, ids, len(ids), total, vectors)
+
+
 def vector_hits(
-    store: ChromaSkillStore,
-    catalog: Catalog,
-    qv: np.ndarray,
-    n: int,
-    filters: Filters,
-    total: int,
-    exact_limit: int,
+    store: ChromaSkillStore, catalog: Catalog, qv: np.ndarray, n: int, plan: FilterPlan
 ) -> list[tuple[str, float]]:
-    """The `n` skills nearest to `qv` that match `filters`, with cosine similarity, best first."""
+    """The `n` skills nearest to `qv` that match the plan's filters, with cosine similarity, best first."""
+    filters, total, candidates, matched = plan.filters, plan.total, plan.candidates, plan.matched
     if not filters.active:
         return store.query(qv, min(n, total))
-    candidates = catalog.candidates(filters, exact_limit)
-    if candidates is not None:
-        ids, matrix = catalog.vectors(candidates)
-        if not ids:
-            return []
-        sims = matrix @ qv.astype(np.float32)
+    if matched == 0:
+        return []
+    if candidates is not None and plan.vectors is not None:
+        sims = plan.vectors @ qv.astype(np.float32)
         top = np.argsort(-sims)[:n]
-        return [(ids[i], float(sims[i])) for i in top]
-    matched = catalog.count_matching(filters)
+        return [(candidates[i], float(sims[i])) for i in top]
     want = min(total, int(n * total / max(matched, 1) * 1.5) + n)
     hits = store.query(qv, want)
     allowed = catalog.filter_ids([sid for sid, _ in hits], filters)

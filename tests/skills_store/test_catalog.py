@@ -72,3 +72,31 @@ def test_a_data_dir_that_is_a_file_is_refused(tmp_path: Path) -> None:
     target.write_text("x")
     with pytest.raises(ConfigError, match=r"is not a directory|cannot create the data dir"):
         preflight(target)
+
+
+def test_keyword_filters_match_tags_with_punctuation_exactly(hash_bank: SkillBank, skill_factory) -> None:
+    hash_bank.upsert(
+        [
+            skill_factory("cpp", "Segfault", "Segmentation fault in vector access", tags=["c++"], language="c++"),
+            skill_factory("c", "Segfault in C", "Segmentation fault in array access", tags=["c"], language="c"),
+        ]
+    )
+    hits = hash_bank.search("Segmentation fault", 5, mode="keyword", tags=["c++"], count_use=False)
+    assert [h.skill.skill_id for h in hits] == ["cpp"]
+    hits = hash_bank.search("Segmentation fault", 5, mode="keyword", language="c", count_use=False)
+    assert [h.skill.skill_id for h in hits] == ["c"]
+
+
+def test_a_catalog_of_an_older_schema_is_rebuilt_from_chroma(hash_bank: SkillBank, skill_factory) -> None:
+    from skills_store.embedders import make_embedder
+
+    hash_bank.upsert([skill_factory("k", "KeyError", "KeyError: 'x'")])
+    home = hash_bank.catalog.path.parent
+    hash_bank.catalog.set_meta("schema", "0")
+    hash_bank.close()
+    reopened = SkillBank.open(home, make_embedder("hash"))
+    try:
+        assert reopened.catalog.get_meta("schema") == "2"
+        assert [h.skill.skill_id for h in reopened.search("KeyError: 'x'", 1, mode="keyword", count_use=False)] == ["k"]
+    finally:
+        reopened.close()

@@ -1,0 +1,89 @@
+"""The keyword side of search: BM25 over the catalog's FTS5 index, kept fast on large stores.
+
+Two things keep it fast at 100k skills. Terms in more than a tenth of a large store are dropped from the query
+(they add almost nothing to BM25 but make SQLite score every skill that contains them), and the scoring query
+touches the FTS table alone, joining the ids of the top hits afterwards. The language, repo and tag filters are
+tokens of a `facets` column, so FTS5 intersects posting lists instead of scoring skills it would then drop;
+`min_confidence` is applied by over-fetching in proportion to the filter's selectivity.
+"""
+
+from __future__ import annotations
+
+from skills_store.catalog import Catalog, Filters
+from skills_store.query import fts_match_expression
+from skills_store.retrieval import FilterPlan
+
+#: Query terms found in more than this fraction of the skills (and in more than COMMON_FLOOR) are not matched.
+COMMON_FRACTION = 0.1
+COMMON_FLOOR = 500
+MAX_TERMS = 16
+#: A filtered keyword search fetches at most this many unfiltered hits before keeping the matching ones.
+MAX_KEYWORD_FETCH = 5000
+#: BM25 column weights (title, pattern, strategy, tags): the pattern (what the agent sees) counts most.
+BM25_WEIGHTS = (2.0, 4.0, 0.5, 1.5, 0.0)
+
+
+class KeywordIndex:
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._df_cache: dict[str, int] = {}
+        self._df_generation: str | None = None
+
+    def doc_freq(self, term: str) -> int:
+        """How many skills contain `term` (cached until the next write)."""
+        generation = self.catalog.get_meta("generation")
+        if self._df_generation != generation:
+            self._df_cache.clear()
+            self._df_generation = generation
+        if term not in self._df_cache:
+            rows = self.catalog.rows(
+                "SELECT count(*) FROM skills_fts WHERE skills_fts MATCH ?", [fts_match_expression([term])]
+            )
+            self._df_cache[term] = int(rows[0][0])
+        return self._df_cache[term]
+
+    def useful_terms(self, keywords: list[str], total: int) -> list[str]:
+        """The query terms worth matching: at most `MAX_TERMS`, rarest first, without the very common ones.
+
+        A term in more than `COMMON_FRACTION` of a large store adds almost nothing to BM25 but makes SQLite score
+        every skill that contains it; at least the rarest term that occurs at all is always kept.
+        """
+        freqs = [(self.doc_freq(k), i, k) for i, k in enumerate(keywords[: MAX_TERMS * 2])]
+        present = sorted((df, i, k) for df, i, k in freqs if df > 0)
+        limit = max(COMMON_FRACTION * total, COMMON_FLOOR)
+        kept = [entry for entry in present if entry[0] <= limit] or present[:1]
+        return [k for _, _, k in sorted(kept[:MAX_TERMS], key=lambda e: e[1])]
+
+    def search(self, keywords: list[str], n: int, plan: FilterPlan | None = None) -> list[tuple[str, float]]:
+        """BM25 over title/pattern/strategy/tags; best first, scores made positive (higher is better).
+
+        With active filters, over-fetches in proportion to their selectivity and keeps the matching skills.
+        """
+        total = self.catalog.count()
+        if n <= 0 or total == 0:
+            return []
+        plan = plan or FilterPlan(Filters(), None, total, total)
+        filters, candidates = plan.filters, plan.candidates
+        match = fts_match_expression(self.useful_terms(keywords, total))
+        if match is None or plan.matched == 0:
+            return []
+        facets = filters.fts_facets()
+        if facets:
+            # Language, repo and tags are tokens of the `facets` column: FTS5 intersects the posting lists.
+            match = f"({match}) AND {facets}"
+        fetch = n
+        if filters.min_confidence > 0:
+            fetch = min(total, MAX_KEYWORD_FETCH, int(n * total / plan.matched * 2) + n)
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+        rows = self.catalog.rows(
+            f"SELECT s.skill_id, k.score FROM (SELECT rowid AS r, bm25(skills_fts, {weights}) AS score"
+            " FROM skills_fts WHERE skills_fts MATCH ? ORDER BY score LIMIT ?) k"
+            " JOIN skills s ON s.rid = k.r ORDER BY k.score",
+            [match, fetch],
+        )
+        if filters.active:
+            allowed = (
+                set(candidates) if candidates is not None else self.catalog.filter_ids([r[0] for r in rows], filters)
+            )
+            rows = [r for r in rows if r[0] in allowed][:n]
+        return [(sid, -float(score)) for sid, score in rows]
