@@ -72,7 +72,29 @@ def _venv_roots(venv: Path, python: Path) -> list[Path]:
                 roots.append(home.parent if home.name == "bin" else home)
     real = python.resolve()
     roots.append(real.parent.parent)
+    roots.extend(_pth_dirs(venv))
     return minimal_roots([r for r in roots if r.is_absolute() and r != Path("/")])
+
+
+def _pth_dirs(venv: Path) -> list[Path]:
+    """Directories that the venv's `.pth` files add to `sys.path` (editable installs, shared site-packages).
+
+    The files are read as data; their `import` lines (code) are skipped, never run.
+    """
+    dirs: list[Path] = []
+    for pth in sorted(venv.glob("lib/python3*/site-packages/*.pth")):
+        try:
+            lines = pth.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            entry = line.strip()
+            if not entry or entry.startswith(("#", "import ", "import\t")):
+                continue
+            path = Path(entry)
+            if path.is_absolute() and path.is_dir():
+                dirs.append(path)
+    return dirs
 
 
 def _operator_interpreter(python: str, source: Literal["configured", "path"]) -> Interpreter:

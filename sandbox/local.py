@@ -210,8 +210,11 @@ class LocalSandbox:
         for path in hidden:
             args += ["--tmpfs", str(path)]
         args += ["--bind", str(scratch / "tmp"), "/tmp", "--bind", str(scratch), str(scratch)]
+        # The fresh HOME and /tmp hide what was there: bring back, read-only, the interpreter dirs among it
+        # (a checkout or a virtualenv under /tmp, as CI may have).
+        covered = [*hidden, Path("/tmp")]
         for root in minimal_roots(self.ro_paths):
-            if path_is_under(root, hidden) and root.exists():
+            if path_is_under(root, covered) and not path_is_under(root, [scratch]) and root.exists():
                 args += ["--ro-bind", str(root), str(root)]
         args += ["--bind", str(self.workspace), str(self.workspace), "--chdir", str(cwd)]
         return [*args, "--"]

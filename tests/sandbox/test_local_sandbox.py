@@ -174,3 +174,16 @@ def test_bubblewrap_hides_the_real_home(ws: Path) -> None:
     result = sandbox.run(["ls", "-A", str(home)], cwd=ws, timeout=30)
     assert result.exit_code == 0
     assert result.stdout == ""
+
+
+@needs_bwrap
+def test_interpreter_dirs_under_tmp_stay_visible_read_only(ws: Path, tmp_path: Path) -> None:
+    """A checkout or virtualenv under /tmp (as CI may have) is not hidden by the sandbox's fresh /tmp."""
+    tool_dir = tmp_path / "venv-under-tmp"
+    tool_dir.mkdir()
+    (tool_dir / "marker.txt").write_text("visible")
+    box = LocalSandbox(ws, LocalConfig(use_bwrap=True), ro_paths=[Path(sys.prefix), Path(sys.base_prefix), tool_dir])
+    code = f"from pathlib import Path; p = Path({str(tool_dir / 'marker.txt')!r}); print(p.read_text())\n"
+    code += "try:\n    p.write_text('x')\nexcept OSError:\n    print('read-only')\n"
+    result = box.run(py(code), cwd=ws, timeout=30)
+    assert result.stdout.split() == ["visible", "read-only"], result.stderr

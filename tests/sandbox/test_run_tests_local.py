@@ -178,3 +178,19 @@ def test_missing_interpreter_does_not_block_command_mode(make_workspace, tmp_pat
     ws = make_workspace({"tests/test_ok.py": "def test_a():\n    pass\n"})
     config = RunnerConfig(test_python=str(tmp_path / "no-python"))
     assert run_tests(ws, backend="local", command="true", config=config).status == "passed"
+
+
+def test_directories_named_by_the_workspace_venv_pth_files_are_shown_to_the_sandbox(tmp_path: Path) -> None:
+    from sandbox.interpreter import find_interpreter
+
+    ws = tmp_path / "ws"
+    site = ws / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    (ws / ".venv" / "bin").mkdir()
+    (ws / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    shared = tmp_path / "shared-src"
+    shared.mkdir()
+    (site / "editable.pth").write_text(f"# a comment\n{shared}\nimport os; os.system('echo never run')\n")
+    found = find_interpreter(ws)
+    assert found.source == "workspace"
+    assert shared in found.roots
