@@ -9,7 +9,15 @@ from pathlib import Path
 import anyio
 from rich.console import Console
 
-from mcp_server.demo.loop import Narrator, confidence_of, distill, prepare_workspace, session
+from mcp_server.demo.loop import (
+    FIX_CATALOG,
+    FIX_ORDERS,
+    Narrator,
+    confidence_of,
+    distill,
+    prepare_workspace,
+    session,
+)
 from mcp_server.settings import Settings
 
 CONNECT = """\
@@ -36,7 +44,7 @@ def run_demo(home: Path | None = None, *, console: Console | None = None) -> Non
         traj1, _ = anyio.run(
             lambda: session(
                 narrator, data, ws1, task="Load prices from the spreadsheet export", tests=["tests/test_catalog.py"],
-                patch=_fix("catalog"),
+                patch=FIX_CATALOG,
             )
         )  # fmt: skip
 
@@ -49,7 +57,7 @@ def run_demo(home: Path | None = None, *, console: Console | None = None) -> Non
         _, failing = anyio.run(
             lambda: session(
                 narrator, data, ws2, task="Total an order from the spreadsheet export", tests=["tests/test_orders.py"],
-                patch=_fix("orders"),
+                patch=FIX_ORDERS,
             )
         )  # fmt: skip
         suggested = [s["skill_id"] for s in failing.get("suggested_skills") or []]
@@ -68,12 +76,6 @@ def run_demo(home: Path | None = None, *, console: Console | None = None) -> Non
             console.print(f"  session 2 was not shown the lesson of session 1 ({', '.join(learned) or 'none'})")
         console.print(f"  total {time.perf_counter() - started:.0f} s\n")
         console.print(CONNECT.format(exe=_exe()), markup=False)
-
-
-def _fix(which: str) -> str:
-    from mcp_server.demo import loop
-
-    return loop.FIX_CATALOG if which == "catalog" else loop.FIX_ORDERS
 
 
 def _exe() -> str:
