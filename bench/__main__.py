@@ -1,15 +1,42 @@
-"""`python -m bench` (`make bench`): run every benchmark, each in its own process, and report which failed."""
+"""`python -m bench` (`make bench`): run every benchmark, each in its own process, and report which failed.
+
+Afterwards `docs/benchmarks.md` is assembled from the reports in `docs/benchmarks/` (`python -m bench --collect`
+only assembles).
+"""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+REPORTS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
 BENCHMARKS = ["retrieval", "search", "startup", "patch", "run_tests", "redact", "ingest", "hooks", "distill"]
 
 
+def collect() -> Path:
+    """Write docs/benchmarks.md: every report of docs/benchmarks/, in the order of BENCHMARKS."""
+    parts = [
+        "# Benchmarks\n",
+        "Every benchmark measures against a named baseline in the same run, on this project's machine (2 cores).",
+        "`make bench` runs them all and rewrites this page from the reports in `docs/benchmarks/`.\n",
+    ]
+    for name in BENCHMARKS:
+        report = REPORTS / f"{name}.md"
+        if report.is_file():
+            body = report.read_text(encoding="utf-8").strip()
+            parts.append(re.sub(r"^(#+) ", r"#\1 ", body, flags=re.MULTILINE) + "\n")
+    out = REPORTS.parent / "benchmarks.md"
+    out.write_text("\n".join(parts), encoding="utf-8")
+    return out
+
+
 def main(argv: list[str]) -> int:
+    if argv == ["--collect"]:
+        print(f"wrote {collect()}")
+        return 0
     chosen = argv or BENCHMARKS
     unknown = [b for b in chosen if b not in BENCHMARKS]
     if unknown:
@@ -23,6 +50,7 @@ def main(argv: list[str]) -> int:
         print(f"== bench.{name}: exit {code} after {time.perf_counter() - start:.0f} s", flush=True)
         if code:
             failed.append(name)
+    print(f"wrote {collect()}")
     if failed:
         print(f"benchmarks that failed or missed a target: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
