@@ -164,7 +164,7 @@ def show(
 @app.command("search")
 def search(
     query: Annotated[str, typer.Argument(help="Error text or a description of the problem.")],
-    k: Annotated[int, typer.Option(min=1, max=50)] = 5,
+    k: Annotated[int, typer.Option("-k", "--k", min=1, max=50, help="How many skills.")] = 5,
     mode: Annotated[Literal["hybrid", "vector", "keyword"], typer.Option()] = "hybrid",
 ) -> None:
     """Search the bank the way `search_skills` does (without counting uses)."""

@@ -1,0 +1,100 @@
+"""`skillbank skills import|export|list|show|search` with JSONL, through the real CLI on a temp data dir."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mcp_server.cli import build_app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def home(skillbank_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SKILLBANK_EMBEDDER", "hash")
+    monkeypatch.setenv("SKILLBANK_STARTER_SKILLS", "false")
+    return skillbank_home
+
+
+def line(**fields: object) -> str:
+    base = {"skill_id": "sk-1", "title": "Missing module", "pattern": "ModuleNotFoundError: No module named 'X'",
+            "strategy": "Install it.", "confidence": 0.7, "tags": ["python"], "language": "python"}  # fmt: skip
+    return json.dumps({**base, **fields})
+
+
+def test_import_then_list_show_search_and_export_round_trip(home: Path, tmp_path: Path) -> None:
+    source = tmp_path / "skills.jsonl"
+    source.write_text(line() + "\n\n" + line(skill_id="sk-2", title="KeyError", pattern="KeyError: 'k'") + "\n")
+    app = build_app()
+    imported = runner.invoke(app, ["skills", "import", str(source)])
+    assert imported.exit_code == 0, imported.output
+    assert "imported 2 skill(s)" in imported.output
+    assert "2 added, 0 updated" in imported.output
+    listed = runner.invoke(app, ["skills", "list", "--json"])
+    assert sorted(json.loads(x)["skill_id"] for x in listed.output.splitlines()) == ["sk-1", "sk-2"]
+    shown = json.loads(runner.invoke(app, ["skills", "show", "sk-2", "--json"]).output)
+    assert shown["pattern"] == "KeyError: 'k'"
+    assert "sk-2" in runner.invoke(app, ["skills", "search", "KeyError: 'user'", "-k", "1"]).output
+    out = tmp_path / "export.jsonl"
+    assert runner.invoke(app, ["skills", "export", "--format", "jsonl", "--out", str(out)]).exit_code == 0
+    exported = {json.loads(x)["skill_id"]: json.loads(x) for x in out.read_text().splitlines()}
+    assert set(exported) == {"sk-1", "sk-2"}
+    assert exported["sk-1"]["strategy"] == "Install it."
+
+
+def test_a_file_with_bad_lines_imports_nothing_and_names_every_bad_line(home: Path, tmp_path: Path) -> None:
+    app = build_app()
+    first = tmp_path / "first.jsonl"
+    first.write_text(line() + "\n")
+    assert runner.invoke(app, ["skills", "import", str(first)]).exit_code == 0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        "\n".join(
+            [
+                line(skill_id="sk-new"),
+                "{not json",
+                line(skill_id="sk-3", confidence=1.5),
+                json.dumps({"skill_id": "sk-4", "pattern": "p", "strategy": "s"}),
+                line(skill_id="sk-new"),
+            ]
+        )
+    )
+    result = runner.invoke(app, ["skills", "import", str(bad)])
+    assert result.exit_code == 2
+    assert "line 2: not valid JSON" in result.output
+    assert "line 3: confidence: Input should be less than or equal to 1" in result.output
+    assert "line 4: title: Field required" in result.output
+    assert "line 5: skill_id 'sk-new' already appears on line 1" in result.output
+    assert "Traceback" not in result.output
+    listed = runner.invoke(app, ["skills", "list", "--json"]).output.splitlines()
+    assert [json.loads(x)["skill_id"] for x in listed] == ["sk-1"]
+
+
+def test_a_line_that_leaves_fields_out_keeps_the_stored_values(home: Path, tmp_path: Path) -> None:
+    app = build_app()
+    full = tmp_path / "full.jsonl"
+    full.write_text(line(sources=["traj-9"]) + "\n")
+    runner.invoke(app, ["skills", "import", str(full)])
+    partial = tmp_path / "partial.jsonl"
+    fields = {"skill_id": "sk-1", "title": "Missing module", "pattern": "ModuleNotFoundError"}
+    partial.write_text(json.dumps({**fields, "strategy": "Install it with the interpreter that runs the code."}) + "\n")
+    result = runner.invoke(app, ["skills", "import", str(partial)])
+    assert "0 added, 1 updated" in result.output
+    shown = json.loads(runner.invoke(app, ["skills", "show", "sk-1", "--json"]).output)
+    assert shown["strategy"] == "Install it with the interpreter that runs the code."
+    assert shown["sources"] == ["traj-9"]
+    assert shown["tags"] == ["python"]
+
+
+def test_show_of_an_unknown_id_and_list_without_a_bank_say_what_to_do(home: Path) -> None:
+    app = build_app()
+    empty = runner.invoke(app, ["skills", "list"])
+    assert empty.exit_code == 2
+    assert "no skill bank" in empty.output
+    missing = runner.invoke(app, ["skills", "import", "/nonexistent/file.jsonl"])
+    assert missing.exit_code == 2
+    assert "no such file" in missing.output
