@@ -163,6 +163,10 @@ class DockerSandbox:
         cfg = self.config
         volumes = {str(p): {"bind": str(p), "mode": "ro"} for p in self._ro_mounts()}
         volumes[str(self.workspace)] = {"bind": str(self.workspace), "mode": "rw"}
+        git_dir = self.workspace / ".git"
+        if git_dir.is_dir() and not git_dir.is_symlink():
+            # Host git reads this repo's config later: the tests must not plant a filter the host would run.
+            volumes[str(git_dir)] = {"bind": str(git_dir), "mode": "ro"}
         volumes[str(self.state)] = {"bind": str(self.state), "mode": "rw"}
         mib = 1024 * 1024
         ulimits = [

@@ -13,13 +13,14 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
 
-from sandbox.base import minimal_roots
+from sandbox.base import minimal_roots, path_is_under
 from sandbox.errors import InterpreterNotFound
 
 _QUERY = "import json, sys; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix]))"
@@ -62,18 +63,40 @@ def find_interpreter(workspace: Path, test_python: str | None = None, host_path:
 
 
 def _venv_roots(venv: Path, python: Path) -> list[Path]:
-    roots = [venv]
+    """Host dirs a workspace venv needs: itself, its base install, and what its `.pth` files add.
+
+    Everything here is read from files the workspace controls, so nothing is trusted that does not look like a
+    Python install: a base dir must hold a Python interpreter, never be `/`, HOME or above it, and a `.pth`
+    entry is only followed inside the workspace, the venv, the base install or this server's own Python.
+    """
+    workspace = venv.parent
+    prefixes: list[Path] = []
     cfg = venv / "pyvenv.cfg"
     if cfg.is_file():
         for line in cfg.read_text(errors="replace").splitlines():
             key, _, value = line.partition("=")
             if key.strip() == "home" and value.strip():
                 home = Path(value.strip())
-                roots.append(home.parent if home.name == "bin" else home)
+                prefixes.append(home.parent if home.name == "bin" else home)
     real = python.resolve()
-    roots.append(real.parent.parent)
-    roots.extend(_pth_dirs(venv))
-    return minimal_roots([r for r in roots if r.is_absolute() and r != Path("/")])
+    if real.is_file() and os.access(real, os.X_OK):
+        prefixes.append(real.parent.parent)
+    prefixes = [p for p in prefixes if _is_python_prefix(p)]
+    allowed = [workspace, venv, *prefixes, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+    extra = [d for d in _pth_dirs(venv) if path_is_under(d.resolve(), allowed) and not _forbidden(d.resolve())]
+    return minimal_roots([venv, *prefixes, *extra])
+
+
+def _forbidden(path: Path) -> bool:
+    """`/`, the user's HOME and every dir above it: never shown to a sandbox on a workspace's say-so."""
+    home = Path.home().resolve()
+    return path == Path("/") or path == home or home.is_relative_to(path)
+
+
+def _is_python_prefix(path: Path) -> bool:
+    if not path.is_absolute() or not path.is_dir() or _forbidden(path.resolve()):
+        return False
+    return any((path / "bin").glob("python3*")) or any((path / "bin").glob("python"))
 
 
 def _pth_dirs(venv: Path) -> list[Path]:

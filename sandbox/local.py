@@ -216,7 +216,13 @@ class LocalSandbox:
         for root in minimal_roots(self.ro_paths):
             if path_is_under(root, covered) and not path_is_under(root, [scratch]) and root.exists():
                 args += ["--ro-bind", str(root), str(root)]
-        args += ["--bind", str(self.workspace), str(self.workspace), "--chdir", str(cwd)]
+        args += ["--bind", str(self.workspace), str(self.workspace)]
+        git_dir = self.workspace / ".git"
+        if git_dir.is_dir() and not git_dir.is_symlink():
+            # Host git reads this repo's config later (the syntax reward): the tests must not be able to plant
+            # a filter or hook there that the host would then run outside the sandbox.
+            args += ["--ro-bind", str(git_dir), str(git_dir)]
+        args += ["--chdir", str(cwd)]
         return [*args, "--"]
 
 

@@ -141,3 +141,23 @@ def test_deleting_files_outside_the_workspace_is_impossible(make_workspace, back
     assert result.status == "passed"
     assert (victim / "precious.txt").read_text() == "keep"
     assert_next_run_works(ws, backend_setup)
+
+
+def test_the_repository_metadata_is_read_only_so_no_host_git_filter_can_be_planted(
+    make_workspace, backend_setup: Setup
+) -> None:
+    """Host git runs on the workspace after each run (the syntax reward); `.git/` must not be writable inside."""
+    skip_unfenced(backend_setup, "protect the workspace's .git")
+    fault = (
+        "from pathlib import Path\n\ndef test_plant():\n"
+        "    cfg = Path('.git/config')\n"
+        "    try:\n"
+        "        cfg.write_text(cfg.read_text() + '[filter \"pwn\"]\\n\\tclean = touch PWNED\\n')\n"
+        "    except OSError:\n"
+        "        return\n"
+        "    raise AssertionError('.git/config was writable')\n"
+    )
+    ws, result = fault_run(make_workspace, backend_setup, fault)
+    assert result.status == "passed", result.output_tail
+    assert "pwn" not in (ws / ".git" / "config").read_text()
+    assert_next_run_works(ws, backend_setup)

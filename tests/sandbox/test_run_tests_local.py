@@ -180,17 +180,30 @@ def test_missing_interpreter_does_not_block_command_mode(make_workspace, tmp_pat
     assert run_tests(ws, backend="local", command="true", config=config).status == "passed"
 
 
-def test_directories_named_by_the_workspace_venv_pth_files_are_shown_to_the_sandbox(tmp_path: Path) -> None:
+def test_a_workspace_venv_cannot_choose_which_host_dirs_the_sandbox_sees(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pyvenv.cfg and .pth files are workspace content: only Python installs and the workspace's own dirs count."""
     from sandbox.interpreter import find_interpreter
 
+    fake_home = tmp_path / "home"
+    (fake_home / ".ssh").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(fake_home))
     ws = tmp_path / "ws"
     site = ws / ".venv" / "lib" / "python3.11" / "site-packages"
     site.mkdir(parents=True)
     (ws / ".venv" / "bin").mkdir()
     (ws / ".venv" / "bin" / "python").symlink_to(sys.executable)
-    shared = tmp_path / "shared-src"
-    shared.mkdir()
-    (site / "editable.pth").write_text(f"# a comment\n{shared}\nimport os; os.system('echo never run')\n")
-    found = find_interpreter(ws)
-    assert found.source == "workspace"
-    assert shared in found.roots
+    (ws / ".venv" / "pyvenv.cfg").write_text(f"home = {fake_home}\n")
+    (ws / "src").mkdir()
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (site / "paths.pth").write_text(
+        f"# a comment\n{ws / 'src'}\n{fake_home / '.ssh'}\n{outside}\n/etc\nimport os; os.system('never run')\n"
+    )
+    roots = find_interpreter(ws).roots
+    assert ws / ".venv" in roots
+    assert Path(sys.executable).resolve().parent.parent in roots
+    assert not any(r == fake_home or fake_home.is_relative_to(r) or r.is_relative_to(fake_home) for r in roots)
+    assert outside not in roots
+    assert Path("/etc") not in roots
