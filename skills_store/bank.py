@@ -26,6 +26,7 @@ from skills_store.models import Skill, utcnow
 from skills_store.protocols import Embedder
 from skills_store.query import analyze
 from skills_store.retrieval import FilterPlan, ScoredSkill, SearchMode, validate_filters, vector_hits
+from skills_store.rwlock import ReadWriteLock
 
 if TYPE_CHECKING:
     from skills_store.chroma_store import ChromaSkillStore
@@ -59,6 +60,8 @@ class SkillBank:
         self._lock_path = catalog.path.with_name(".skills.lock")
         self._lock_depth = 0
         self.keywords = KeywordIndex(catalog)
+        self._queries = ReadWriteLock()
+        """Held shared by vector queries and exclusively while the Chroma client is reopened."""
         self._executor: ThreadPoolExecutor | None = None
 
     def _worker(self) -> ThreadPoolExecutor:
@@ -131,12 +134,20 @@ class SkillBank:
                     fcntl.flock(fh, fcntl.LOCK_UN)
 
     def _refresh_if_stale(self) -> None:
-        """Another process wrote skills: reopen Chroma so this process's vector index sees them."""
-        generation = self.catalog.get_meta("generation")
-        if generation != self._seen_generation:
-            with self._write_lock:
+        """Another process wrote skills: reopen Chroma so this process's vector index sees them.
+
+        Queries in flight finish on the old client first (`_queries`); a write of this process that is still
+        finishing holds `_write_lock`, so the generation is checked again once it is released.
+        """
+        if self.catalog.get_meta("generation") == self._seen_generation:
+            return
+        with self._write_lock:
+            generation = self.catalog.get_meta("generation")
+            if generation == self._seen_generation:
+                return
+            with self._queries.write():
                 self.store.reopen()
-                self._seen_generation = generation
+            self._seen_generation = generation
 
     def reembed(self, batch: int = 512) -> int:
         """Embed every skill again with this bank's embedder, into a fresh Chroma collection.
@@ -274,7 +285,8 @@ class SkillBank:
         pending = self._worker().submit(self.keywords.search, parts.keywords, pool, plan) if mode != "vector" else None
         if mode in ("hybrid", "vector"):
             qv = self.embedder.embed([parts.embed_text])[0]
-            vec = vector_hits(self.store, self.catalog, qv, pool, plan)
+            with self._queries.read():
+                vec = vector_hits(self.store, self.catalog, qv, pool, plan)
         if pending is not None:
             kw = pending.result()
         ranked = fuse(vec, kw, mode, self.config.fusion, error_query=bool(parts.error_lines))
@@ -304,7 +316,8 @@ class SkillBank:
         qv = self.embedder.embed([skill.document()])[0]
         filters = Filters(skill.language, skill.repo) if same_scope else Filters()
         plan = FilterPlan.make(self.catalog, filters, total, self.config.exact_limit)
-        hits = vector_hits(self.store, self.catalog, qv, k + 1, plan)
+        with self._queries.read():
+            hits = vector_hits(self.store, self.catalog, qv, k + 1, plan)
         found = {s.skill_id: s for s in self.catalog.get([sid for sid, _ in hits])}
         out = [
             ScoredSkill(found[sid], sim, {"vector": i + 1})

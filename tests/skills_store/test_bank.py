@@ -214,3 +214,39 @@ def test_similar_finds_near_duplicates_in_the_same_scope_only(bank: SkillBank, s
     assert all(h.skill.language == "python" and h.skill.repo is None for h in hits)
     assert "keyerror" not in {h.skill.skill_id for h in hits}  # repo acme/api is another scope
     assert 0.0 < hits[0].score <= 1.0
+
+
+def test_reopening_the_vector_index_waits_for_queries_in_flight(bank: SkillBank) -> None:
+    import threading
+
+    real_store = bank.store
+    inside, release, reopened = threading.Event(), threading.Event(), threading.Event()
+    events: list[str] = []
+
+    class SlowStore:
+        def __getattr__(self, name: str):
+            return getattr(real_store, name)
+
+        def query(self, *args, **kwargs):
+            inside.set()
+            assert release.wait(10)
+            events.append("query done")
+            return real_store.query(*args, **kwargs)
+
+        def reopen(self) -> None:
+            events.append("reopen")
+            real_store.reopen()
+            reopened.set()
+
+    bank.store = SlowStore()  # type: ignore[assignment]
+    searcher = threading.Thread(target=lambda: bank.search(TRACEBACK, 1, mode="vector", count_use=False))
+    searcher.start()
+    assert inside.wait(10)
+    bank.catalog.set_meta("generation", "written-by-another-process")
+    refresher = threading.Thread(target=bank._refresh_if_stale)
+    refresher.start()
+    assert not reopened.wait(0.2)  # blocked behind the query in flight
+    release.set()
+    searcher.join(10)
+    refresher.join(10)
+    assert events == ["query done", "reopen"]
