@@ -82,6 +82,15 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    """Steps come from agents (`record_trajectory` takes any result): a field that is not a list counts as empty."""
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
 def _relative(path: str, workspace: str | None) -> str:
     if workspace and path.startswith(workspace.rstrip("/") + "/"):
         return path[len(workspace.rstrip("/")) + 1 :]
@@ -97,12 +106,12 @@ def _mcp_test_run(step: StoredStep) -> TestRun | None:
     tests = args.get("tests")
     scope = tuple(str(t) for t in tests) if isinstance(tests, list) and tests else None
     failures: list[Failure] = []
-    for item in result.get("failures") or []:
+    for item in _list(result.get("failures")):
         item = _dict(item)
         test_id = str(item.get("id") or "")
-        failures.append(Failure(test_id, from_failure(test_id or "run", item.get("message"))))
+        failures.append(Failure(test_id, from_failure(test_id or "run", _text(item.get("message")))))
     known = {f.test_id for f in failures}
-    failures += [Failure(str(t), None) for t in result.get("failing") or [] if str(t) not in known]
+    failures += [Failure(str(t), None) for t in _list(result.get("failing")) if str(t) not in known]
     if status != "passed" and not failures:
         failures.append(Failure("", None))
     return TestRun(step.index, status == "passed", scope, failures, "run_tests")
@@ -136,7 +145,7 @@ def _edit(step: StoredStep, workspace: str | None) -> Edit | None:
     if step.tool == "apply_patch":
         if not result.get("applied") or args.get("dry_run") or not isinstance(args.get("patch"), str):
             return None
-        files = [str(f).split(" ", 1)[-1] for f in result.get("files") or []]
+        files = [str(f).split(" ", 1)[-1] for f in _list(result.get("files"))]
         return Edit(step.index, files, args["patch"], "apply_patch", bool(result.get("fuzzy")))
     if step.tool in EDIT_TOOLS and step.ok is not False:
         path = args.get("file_path")
@@ -147,7 +156,7 @@ def _edit(step: StoredStep, workspace: str | None) -> Edit | None:
             added = [f"+{line}" for line in str(args.get("content") or "").splitlines()]
             return Edit(step.index, [rel], "\n".join(["--- /dev/null", f"+++ b/{rel}", "@@", *added]), "Write")
         edits = args.get("edits") if step.tool == "MultiEdit" else [args]
-        pairs = [(str(_dict(e).get("old_string") or ""), str(_dict(e).get("new_string") or "")) for e in edits or []]
+        pairs = [(str(_dict(e).get("old_string") or ""), str(_dict(e).get("new_string") or "")) for e in _list(edits)]
         return Edit(step.index, [rel], _editor_diff(rel, pairs), step.tool) if pairs else None
     return None
 

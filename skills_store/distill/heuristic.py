@@ -78,6 +78,8 @@ class HeuristicDistiller:
     """The `Distiller` protocol, with no model: see the module doc."""
 
     name = "heuristic"
+    deterministic = True
+    """The same trajectory always gives the same result (so one it fails on can be skipped for good)."""
 
     def __init__(self, config: HeuristicConfig | None = None) -> None:
         self.config = config or HeuristicConfig()

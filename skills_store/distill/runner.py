@@ -8,6 +8,7 @@ pass. Passes of the same distiller are serialised across processes by a file loc
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -19,6 +20,9 @@ from skills_store.protocols import TrajectoryStore
 
 if TYPE_CHECKING:
     from skills_store.bank import SkillBank
+
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -53,6 +57,8 @@ class PassReport:
     merged: list[tuple[str, str]] = field(default_factory=list)
     stopped: str | None = None
     tokens: int = 0
+    skipped: list[str] = field(default_factory=list)
+    """Trajectories the distiller failed on (logged with the error); counted as processed."""
 
     def summary(self) -> str:
         text = (
@@ -61,6 +67,8 @@ class PassReport:
         )
         if self.tokens:
             text += f"; {self.tokens:,} model tokens"
+        if self.skipped:
+            text += f"; skipped {len(self.skipped)} it could not read ({', '.join(self.skipped[:3])})"
         if self.stopped:
             text += f"; stopped early: {self.stopped}"
         return text
@@ -90,7 +98,9 @@ def distill_pending(
             pending = store.pending_for(distiller.name, limit=want)
             if not pending:
                 break
-            result = distiller.distill_batch(pending)
+            result = _distill_isolated(distiller, pending, report)
+            if result is None:
+                break
             merged = merge_into_bank(bank, result.drafts, config=merge_config, merger=merger)
             if result.done:
                 store.mark_processed(result.done, distiller.name)
@@ -105,3 +115,39 @@ def distill_pending(
                 report.stopped = result.stopped or "the distiller finished none of the pending trajectories"
                 break
     return report
+
+
+def _distill_isolated(distiller: BatchDistiller, pending: list[Trajectory], report: PassReport) -> DistillResult | None:
+    """`distill_batch`, but one trajectory that breaks the distiller must not stop every later pass.
+
+    On an error the batch is retried one trajectory at a time. A deterministic distiller (the heuristic one)
+    would fail on that trajectory forever, so it is counted as done and named in `report.skipped`; for any other
+    distiller (a model can fail for a while) the pass stops and the trajectory stays pending.
+    """
+    try:
+        return distiller.distill_batch(pending)
+    except Exception:
+        log.exception(
+            "%s distiller failed on a batch of %d trajectories; retrying one by one", distiller.name, len(pending)
+        )
+    combined = DistillResult(drafts=[], done=[])
+    for trajectory in pending:
+        try:
+            one = distiller.distill_batch([trajectory])
+        except Exception as exc:
+            if not getattr(distiller, "deterministic", False):
+                report.stopped = f"{distiller.name} failed on {trajectory.trajectory_id}: {exc}"
+                return combined if combined.done else None
+            log.exception(
+                "skipping trajectory %s: the %s distiller fails on it", trajectory.trajectory_id, distiller.name
+            )
+            report.skipped.append(trajectory.trajectory_id)
+            combined.done.append(trajectory.trajectory_id)
+            continue
+        combined.drafts += one.drafts
+        combined.done += one.done
+        combined.tokens += one.tokens
+        if one.stopped:
+            combined.stopped = one.stopped
+            break
+    return combined

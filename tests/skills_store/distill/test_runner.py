@@ -63,3 +63,59 @@ def test_a_distiller_that_stops_early_leaves_the_rest_pending(hash_bank, steps, 
     assert [t.trajectory_id for t in traj_store.pending_for("half")] == ["t1", "t2"]
     assert "stopped early: budget spent" in report.summary()
     assert len(traj_store.pending_for("heuristic")) == 3
+
+
+def test_agent_steps_of_the_wrong_shape_do_not_break_distillation(hash_bank, steps, save, traj_store) -> None:
+    from skills_store.models import StoredStep, utcnow
+
+    odd = steps.trajectory(tid="odd")
+    odd.steps.append(
+        StoredStep(
+            index=len(odd.steps), ts=utcnow(), kind="tool_call", tool="run_tests",
+            result={"status": "failed", "failures": 5, "failing": "x"}, args={"tests": 3},
+        )
+    )  # fmt: skip
+    odd.steps.append(
+        StoredStep(index=len(odd.steps), ts=utcnow(), kind="tool_call", tool="apply_patch", result={"files": 1})
+    )
+    save(odd)
+    save(steps.typo_fix("later"))
+    report = distill_pending(traj_store, hash_bank, HeuristicDistiller())
+    assert report.trajectories == 2
+    assert hash_bank.get(report.added[0]).sources == ["later"]
+
+
+class BrokenOnOne(HeuristicDistiller):
+    def distill_batch(self, trajectories: Sequence[Trajectory]) -> DistillResult:
+        if any(t.trajectory_id == "poison" for t in trajectories):
+            raise ValueError("cannot read this one")
+        return super().distill_batch(trajectories)
+
+
+def test_a_trajectory_the_heuristic_distiller_fails_on_is_skipped_not_retried_forever(
+    hash_bank, steps, save, traj_store
+) -> None:
+    save(steps.trajectory(tid="poison"))
+    save(steps.typo_fix("good"))
+    report = distill_pending(traj_store, hash_bank, BrokenOnOne())
+    assert report.skipped == ["poison"]
+    assert report.trajectories == 2
+    assert hash_bank.get(report.added[0]).sources == ["good"]
+    assert "skipped 1" in report.summary()
+    assert traj_store.pending_for("heuristic") == []
+
+
+class FlakyModel(BrokenOnOne):
+    name = "flaky-llm"
+    deterministic = False
+
+
+def test_a_model_distiller_that_fails_stops_the_pass_and_leaves_the_trajectory_pending(
+    hash_bank, steps, save, traj_store
+) -> None:
+    save(steps.trajectory(tid="poison"))
+    save(steps.typo_fix("good"))
+    report = distill_pending(traj_store, hash_bank, FlakyModel())
+    assert report.stopped is not None
+    assert "poison" in report.stopped
+    assert [t.trajectory_id for t in traj_store.pending_for("flaky-llm")] == ["poison", "good"]
