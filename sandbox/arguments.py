@@ -78,13 +78,17 @@ def _check_entry(workspace: Path, index: int, entry: object) -> str:
     if any(ch in entry for ch in "\0\n\r"):
         raise RequestRefused(f"{where} {entry!r} contains a NUL or newline character; remove it")
     path_part, sep, rest = entry.partition("::")
-    target = (workspace / path_part).resolve()
+    try:
+        target = (workspace / path_part).resolve()
+        exists = target.exists()
+    except OSError as exc:
+        raise RequestRefused(f"{where} {entry!r} is not a usable path ({exc.strerror}); shorten or fix it") from exc
     if not target.is_relative_to(workspace):
         raise RequestRefused(
             f"{where} {entry!r} points outside the workspace; use a path relative to the workspace root "
             "such as 'tests/test_app.py'"
         )
-    if not target.exists():
+    if not exists:
         raise RequestRefused(
             f"{where} {entry!r}: {path_part!r} does not exist in the workspace; use a path relative to the "
             "workspace root (list the tests directory to find it)"

@@ -21,6 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from sandbox.models import Reward, SyntaxProblem
+from sandbox.syntax import syntax_error
 
 #: Default weights; `Settings.reward_weights` (SKILLBANK_REWARD_WEIGHTS) overrides them.
 DEFAULT_WEIGHTS: dict[str, float] = {"syntax": 0.2, "runtime": 0.2, "pass_rate": 0.6}
@@ -81,12 +82,9 @@ def check_syntax(workspace: Path) -> SyntaxReport:
             continue
         checked += 1
         rel = path.relative_to(workspace).as_posix()
-        try:
-            compile(source, rel, "exec", dont_inherit=True)
-        except SyntaxError as exc:
-            problems.append(SyntaxProblem(path=rel, line=exc.lineno, message=exc.msg))
-        except ValueError as exc:  # null bytes
-            problems.append(SyntaxProblem(path=rel, line=None, message=str(exc)))
+        error = syntax_error(source, rel)
+        if error is not None:
+            problems.append(SyntaxProblem(path=rel, line=error[0], message=error[1]))
     return SyntaxReport(checked=checked, problems=problems)
 
 

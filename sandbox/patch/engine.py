@@ -7,7 +7,6 @@ but never runs it.
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from sandbox.patch.overlay import Entry
 from sandbox.patch.parse import parse_patch
 from sandbox.patch.plan import Planner
 from sandbox.patch.write import commit
+from sandbox.syntax import syntax_error
 
 
 def apply_patch(root: Path, patch: str, *, dry_run: bool = False, check_syntax: bool = True) -> PatchResult:
@@ -61,13 +61,5 @@ def _syntax_issues(entry: Entry) -> list[SyntaxIssue]:
     """A Python file's syntax error as the patch leaves it (empty for other files, deleted files, valid code)."""
     if entry.text is None or not entry.rel.endswith(".py"):
         return []
-    source = entry.text.encode()  # bytes, so that a coding declaration or a BOM is honoured
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(source, entry.rel, "exec", dont_inherit=True)  # the compiler only; nothing is executed
-    except SyntaxError as exc:
-        return [SyntaxIssue(path=entry.rel, line=exc.lineno, message=exc.msg)]
-    except (ValueError, UnicodeError, RecursionError, MemoryError) as exc:
-        return [SyntaxIssue(path=entry.rel, line=None, message=f"{type(exc).__name__}: {exc}")]
-    return []
+    error = syntax_error(entry.text.encode(), entry.rel)
+    return [] if error is None else [SyntaxIssue(path=entry.rel, line=error[0], message=error[1])]

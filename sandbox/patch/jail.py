@@ -86,6 +86,10 @@ def regular_file(path: Path, rel: str) -> os.stat_result | None:
         info = path.lstat()
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as exc:
+        raise PathRefused(
+            rel, f"the file cannot be examined ({exc.strerror})", "choose a shorter or valid path"
+        ) from exc
     if stat.S_ISDIR(info.st_mode):
         raise PathRefused(rel, "this is a directory, not a file", "name a file")
     if not stat.S_ISREG(info.st_mode):
@@ -96,9 +100,14 @@ def regular_file(path: Path, rel: str) -> os.stat_result | None:
 def check_creatable(jail: Jail, path: Path, rel: str) -> None:
     """A new file's nearest existing ancestor must be a directory inside the root."""
     ancestor = path.parent
-    while not ancestor.exists():
-        if ancestor.is_symlink():
-            raise PathRefused(rel, "a directory on the path is a dangling symbolic link", "create real directories")
-        ancestor = ancestor.parent
+    try:
+        while not ancestor.exists():
+            if ancestor.is_symlink():
+                raise PathRefused(rel, "a directory on the path is a dangling symbolic link", "create real directories")
+            ancestor = ancestor.parent
+    except OSError as exc:
+        raise PathRefused(
+            rel, f"the path cannot be created ({exc.strerror})", "choose a shorter or valid path"
+        ) from exc
     if not ancestor.is_dir():
         raise PathRefused(rel, f"{jail.display(ancestor)} is a file, not a directory", "choose another path")

@@ -58,7 +58,10 @@ class Overlay:
             return found
         info = regular_file(path, rel)
         mode = stat.S_IMODE(info.st_mode) if info is not None else None
-        data = path.read_bytes() if info is not None else None
+        try:
+            data = path.read_bytes() if info is not None else None
+        except OSError as exc:
+            raise PathRefused(rel, f"the file cannot be read ({exc.strerror})", "check its permissions") from exc
         stamp = (info.st_mtime_ns, info.st_size) if info is not None else None
         text: TextFile | None = None
         binary = False

@@ -132,3 +132,17 @@ async def test_run_tests_refuses_a_test_path_outside_the_workspace(settings: Set
     assert "workspace" in result.content[0].text
     assert bad_timeout.is_error
     assert "timeout_s" in bad_timeout.content[0].text
+
+
+async def test_names_the_os_cannot_handle_are_clear_tool_errors(settings: Settings, repo: Path) -> None:
+    before = tree_hash(repo)
+    long_name = "a" * 300 + ".py"
+    patch = f"--- /dev/null\n+++ b/{long_name}\n@@ -0,0 +1 @@\n+x = 1\n"
+    async with Client(create_server(build_deps(settings, tools=["apply_patch", "run_tests"]))) as client:
+        patched = await client.call_tool("apply_patch", {"patch": patch})
+        ran = await client.call_tool("run_tests", {"tests": [long_name]})
+    assert patched.is_error
+    assert "File name too long" in patched.content[0].text
+    assert ran.is_error
+    assert "File name too long" in ran.content[0].text
+    assert tree_hash(repo) == before

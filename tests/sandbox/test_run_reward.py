@@ -76,3 +76,11 @@ def test_deleted_files_are_not_checked(make_workspace) -> None:
     ws = make_workspace({"gone.py": "x = 1\n"})
     (ws / "gone.py").unlink()
     assert changed_python_files(ws) == []
+
+
+def test_source_that_exhausts_the_compiler_is_reported_not_raised(tmp_path: Path) -> None:
+    (tmp_path / "deep.py").write_text("x = " + "-" * 200_000 + "1\n")
+    (tmp_path / "fine.py").write_text("y = 1\n")
+    report = check_syntax(tmp_path)
+    assert report.checked == 2
+    assert [p.path for p in report.problems] == ["deep.py"]
