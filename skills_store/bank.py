@@ -228,16 +228,20 @@ class SkillBank:
             return self.catalog.delete(skill_ids)
 
     def record_outcome(self, skill_ids: Sequence[str], success: bool) -> list[Skill]:
-        """A trajectory that was shown these skills ended in success or failure: move their confidence."""
-        skills = self.catalog.get(list(dict.fromkeys(skill_ids)))
-        for skill in skills:
-            if success:
-                skill.successes += 1
-            else:
-                skill.failures += 1
-            skill.recompute_confidence()
-        if skills:
-            self.update(skills)
+        """A trajectory that was shown these skills ended in success or failure: move their confidence.
+
+        Read, changed and written under the writers' lock, so concurrent outcomes are all counted.
+        """
+        with self._exclusive():
+            skills = self.catalog.get(list(dict.fromkeys(skill_ids)))
+            for skill in skills:
+                if success:
+                    skill.successes += 1
+                else:
+                    skill.failures += 1
+                skill.recompute_confidence()
+            if skills:
+                self.update(skills)
         return skills
 
     # -- reads --------------------------------------------------------------------------------------------

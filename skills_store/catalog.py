@@ -186,10 +186,12 @@ class Catalog:
                     )
                     if row:
                         rid = row[0]
+                        # Use counts only grow: a writer holding an older copy must not undo uses counted meanwhile.
                         self._db.execute(
-                            "UPDATE skills SET data=?, language=?, repo=?, confidence=?, uses=?, updated_at=?,"
-                            " embedding=COALESCE(?, embedding) WHERE rid=?",
-                            (*values, blob, rid),
+                            "UPDATE skills SET data=json_set(?, '$.uses', MAX(uses, ?)), language=?, repo=?,"
+                            " confidence=?, uses=MAX(uses, ?), updated_at=?, embedding=COALESCE(?, embedding)"
+                            " WHERE rid=?",
+                            (values[0], skill.uses, *values[1:], blob, rid),
                         )
                         self._db.execute("DELETE FROM skill_tags WHERE rid = ?", (rid,))
                         self._db.execute("DELETE FROM skills_fts WHERE rowid = ?", (rid,))

@@ -250,3 +250,24 @@ def test_reopening_the_vector_index_waits_for_queries_in_flight(bank: SkillBank)
     searcher.join(10)
     refresher.join(10)
     assert events == ["query done", "reopen"]
+
+
+def test_a_writer_with_an_older_copy_does_not_undo_uses_counted_meanwhile(bank: SkillBank) -> None:
+    stale = bank.get("keyerror")
+    bank.search("KeyError: 'name'", 1, repo="acme/api")
+    bank.search("KeyError: 'name'", 1, repo="acme/api")
+    stale.strategy = "Use dict.get with a default."
+    bank.update([stale])
+    assert bank.get("keyerror").uses == 2
+    assert bank.get("keyerror").strategy == "Use dict.get with a default."
+
+
+def test_concurrent_outcomes_are_all_counted(bank: SkillBank) -> None:
+    import threading
+
+    threads = [threading.Thread(target=bank.record_outcome, args=(["circular"], True)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert bank.get("circular").successes == 8
