@@ -37,6 +37,9 @@ def clean_errors() -> Iterator[None]:
         yield
     except (SkillStoreError, SandboxError) as exc:
         fail(str(exc))
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        fail(f"{where}{exc.strerror or exc}")
     except KeyboardInterrupt:
         sys.exit(130)
 

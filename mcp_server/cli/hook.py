@@ -38,4 +38,8 @@ def _run_claude() -> int:
 
 def claude_main() -> None:
     """`skillbank hook claude` without building the whole CLI (the fast path `mcp_server.cli.main` takes)."""
-    sys.exit(_run_claude())
+    try:
+        code = _run_claude()
+    except typer.Exit as exc:  # bad settings: `fail` printed the message already
+        code = exc.exit_code
+    sys.exit(code)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from mcp_server.settings import Settings
+from mcp_server.cli.common import clean_errors, fail, load_settings
 from sandbox.cgroup import PidsCgroup
 from sandbox.engine import docker_problem, list_containers, open_client, stop_containers
 from sandbox.image import build_image
@@ -19,6 +21,19 @@ app = typer.Typer(
     help="The sandbox of run_tests: build the Docker image, check the isolation available here.",
     no_args_is_help=True,
 )
+
+
+@contextmanager
+def docker_errors() -> Iterator[None]:
+    """Errors from the engine end the command with their message, not a traceback."""
+    import docker
+
+    with clean_errors():
+        try:
+            yield
+        except docker.errors.DockerException as exc:
+            fail(f"the Docker engine refused: {exc}")
+
 
 DockerHost = Annotated[
     str | None, typer.Option("--docker-host", help="Docker engine address (default: DOCKER_HOST or the socket).")
@@ -31,12 +46,12 @@ def build_image_command(
     docker_host: DockerHost = None,
 ) -> None:
     """Build the sandbox image on the local Docker engine (offline, in about a second)."""
-    tag = tag or Settings().docker_image
+    tag = tag or load_settings().docker_image
     problem = docker_problem(None, docker_host)
     if problem:
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(1)
-    with open_client(docker_host) as client:
+    with docker_errors(), open_client(docker_host) as client:
         info = build_image(client, tag)
     typer.echo(f"built {info.tag} ({info.image_id[:19]}, {info.size_bytes} bytes)")
     typer.echo("tests run with the host's interpreter, mounted read-only; the workspace is mounted read-write")
@@ -45,7 +60,7 @@ def build_image_command(
 @app.command("status")
 def status_command(docker_host: DockerHost = None) -> None:
     """Say which backend `run_tests` would use here and what each one isolates."""
-    image = Settings().docker_image
+    image = load_settings().docker_image
     problem = docker_problem(image, docker_host)
     typer.echo(f"docker:      {'ready (' + image + ')' if problem is None else 'unavailable: ' + problem}")
     bwrap = shutil.which("bwrap")
@@ -73,6 +88,6 @@ def stop_command(
     if problem:
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(1)
-    with open_client(docker_host) as client:
+    with docker_errors(), open_client(docker_host) as client:
         removed = stop_containers(client, workspace.resolve() if workspace else None)
     typer.echo(f"removed {removed} warm container(s)")

@@ -107,7 +107,8 @@ def export(
     if out in (None, "-"):
         sys.stdout.write(text)
     else:
-        Path(out).write_text(text, encoding="utf-8")
+        with clean_errors():
+            Path(out).write_text(text, encoding="utf-8")
         typer.echo(f"wrote {len(skills)} skill(s) to {out}")
 
 

@@ -98,3 +98,29 @@ def test_show_of_an_unknown_id_and_list_without_a_bank_say_what_to_do(home: Path
     missing = runner.invoke(app, ["skills", "import", "/nonexistent/file.jsonl"])
     assert missing.exit_code == 2
     assert "no such file" in missing.output
+
+
+def test_export_to_an_unwritable_place_is_a_clean_error(home: Path, tmp_path: Path) -> None:
+    app = build_app()
+    source = tmp_path / "skills.jsonl"
+    source.write_text(line() + "\n")
+    runner.invoke(app, ["skills", "import", str(source)])
+    result = runner.invoke(app, ["skills", "export", "--out", str(tmp_path / "missing-dir" / "out.jsonl")])
+    assert result.exit_code == 2
+    assert "No such file or directory" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_the_claude_hook_with_bad_settings_exits_with_a_message_not_a_traceback(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "SKILLBANK_HOME": str(tmp_path), "SKILLBANK_PRUNE_UNUSED_DAYS": "0"}
+    out = subprocess.run(
+        [sys.executable, "-m", "mcp_server", "hook", "claude"], input="{}", env=env, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert "invalid settings: SKILLBANK_PRUNE_UNUSED_DAYS" in out.stderr
+    assert "Traceback" not in out.stderr
