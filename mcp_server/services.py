@@ -35,7 +35,11 @@ def open_bank(settings: Settings, *, reembed: bool = False) -> SkillBank:
     from skills_store.starter import seed_if_new
 
     bank = SkillBank.open(
-        settings.home, make_embedder(settings.embedder), chroma_url=settings.chroma_url, reembed=reembed
+        settings.home,
+        make_embedder(settings.embedder),
+        chroma_url=settings.chroma_url,
+        reembed=reembed,
+        redactor=Redactor(settings.redact_patterns),
     )
     if settings.starter_skills:
         seed_if_new(bank)

@@ -30,6 +30,7 @@ from skills_store.rwlock import ReadWriteLock
 
 if TYPE_CHECKING:
     from skills_store.chroma_store import ChromaSkillStore
+    from skills_store.redact import Redactor
 
 __all__ = ["BankConfig", "ScoredSkill", "SearchMode", "SkillBank"]
 
@@ -47,9 +48,17 @@ class BankConfig:
 
 class SkillBank:
     def __init__(
-        self, store: ChromaSkillStore, catalog: Catalog, embedder: Embedder, config: BankConfig | None = None
+        self,
+        store: ChromaSkillStore,
+        catalog: Catalog,
+        embedder: Embedder,
+        config: BankConfig | None = None,
+        *,
+        redactor: Redactor | None = None,
     ) -> None:
         self.store = store
+        self.redactor = redactor
+        """Applied to the text of every skill written (imports included): skill text is served to every client."""
         self.catalog = catalog
         self.embedder = embedder
         self.config = config or BankConfig()
@@ -78,6 +87,7 @@ class SkillBank:
         chroma_url: str | None = None,
         config: BankConfig | None = None,
         reembed: bool = False,
+        redactor: Redactor | None = None,
     ) -> SkillBank:
         """Open (creating if needed) the bank under `home`; a `ConfigError` names the path when it cannot."""
         from skills_store.chroma_store import ChromaSkillStore
@@ -85,7 +95,7 @@ class SkillBank:
         check_data_dir(home)
         catalog = Catalog(home / "catalog.db")
         store = ChromaSkillStore(path=None if chroma_url else home / "chroma", url=chroma_url, embedder=embedder.name)
-        bank = cls(store, catalog, embedder, config)
+        bank = cls(store, catalog, embedder, config, redactor=redactor)
         if reembed or catalog.get_meta("reembedding"):
             bank.reembed()
         bank._check_embedder()
@@ -195,6 +205,7 @@ class SkillBank:
     def upsert(self, skills: Sequence[Skill]) -> None:
         if not skills:
             return
+        skills = [self._redacted(s) for s in skills]
         ids = [s.skill_id for s in skills]
         if len(set(ids)) != len(ids):
             dupes = sorted({i for i in ids if ids.count(i) > 1})
@@ -203,6 +214,14 @@ class SkillBank:
         with self._exclusive():
             self.store.upsert(skills, vectors)
             self.catalog.upsert(skills, vectors)
+
+    def _redacted(self, skill: Skill) -> Skill:
+        if self.redactor is None:
+            return skill
+        fields = {f: self.redactor.redact_text(getattr(skill, f)) for f in ("title", "pattern", "strategy")}
+        if all(fields[f] == getattr(skill, f) for f in fields):
+            return skill
+        return skill.model_copy(update=fields)
 
     def update(self, skills: Sequence[Skill]) -> None:
         """Rewrite existing skills; re-embed only those whose searchable text changed."""

@@ -124,3 +124,16 @@ def test_the_claude_hook_with_bad_settings_exits_with_a_message_not_a_traceback(
     assert out.returncode == 2
     assert "invalid settings: SKILLBANK_PRUNE_UNUSED_DAYS" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_secrets_in_imported_skills_are_redacted_before_storage(home: Path, tmp_path: Path) -> None:
+    app = build_app()
+    key = "sk-ant-api03-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7cDe0fGh3iJk6lMn9oPq2rSt5uVw8x"
+    source = tmp_path / "leaky.jsonl"
+    source.write_text(line(strategy=f"Set ANTHROPIC_API_KEY={key} and retry.") + "\n")
+    assert runner.invoke(app, ["skills", "import", str(source)]).exit_code == 0
+    shown = runner.invoke(app, ["skills", "show", "sk-1", "--json"]).output
+    assert key not in shown
+    assert "[REDACTED:" in json.loads(shown)["strategy"]
+    exported = runner.invoke(app, ["skills", "export"]).output
+    assert key not in exported
