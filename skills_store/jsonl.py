@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +26,14 @@ def _reason(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def parse_skill_lines(lines: Iterable[str], source: str) -> list[dict[str, Any]]:
-    """Validate every line; return the raw field dicts. Raises `ImportFailed` naming each bad line."""
+def parse_skill_lines(
+    lines: Iterable[str], source: str, existing: Callable[[str], Skill | None] | None = None
+) -> list[dict[str, Any]]:
+    """Validate every line; return the raw field dicts. Raises `ImportFailed` naming each bad line.
+
+    With `existing` (a lookup of stored skills by id), a line for a stored skill may leave fields out: it is
+    validated as the stored skill with the line's fields applied.
+    """
     records: list[dict[str, Any]] = []
     problems: list[tuple[int, str]] = []
     seen: dict[str, int] = {}
@@ -45,8 +51,9 @@ def parse_skill_lines(lines: Iterable[str], source: str) -> list[dict[str, Any]]
         if not isinstance(raw, dict):
             problems.append((number, f"expected a JSON object, got {type(raw).__name__}"))
             continue
+        stored = existing(raw["skill_id"]) if existing and isinstance(raw.get("skill_id"), str) else None
         try:
-            skill = Skill.model_validate(raw)
+            skill = merge_record(stored, raw)
         except ValidationError as exc:
             problems.append((number, _reason(exc)))
             continue
@@ -61,7 +68,7 @@ def parse_skill_lines(lines: Iterable[str], source: str) -> list[dict[str, Any]]
     return records
 
 
-def read_skill_records(path: Path) -> list[dict[str, Any]]:
+def read_skill_records(path: Path, existing: Callable[[str], Skill | None] | None = None) -> list[dict[str, Any]]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
@@ -70,7 +77,7 @@ def read_skill_records(path: Path) -> list[dict[str, Any]]:
         raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except OSError as exc:
         raise InvalidInput(f"{path}: cannot read ({exc.strerror})") from exc
-    return parse_skill_lines(text.splitlines(), str(path))
+    return parse_skill_lines(text.splitlines(), str(path), existing)
 
 
 def merge_record(existing: Skill | None, raw: dict[str, Any]) -> Skill:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Console
@@ -15,6 +15,9 @@ from mcp_server.cli.common import clean_errors, fail, load_settings, open_bank_c
 from skills_store.catalog import Catalog, Filters
 from skills_store.jsonl import dump_skills, import_records, read_skill_records
 from skills_store.models import Skill
+
+if TYPE_CHECKING:
+    from skills_store.bank import SkillBank
 
 app = typer.Typer(help="Manage the skill bank.", no_args_is_help=True)
 console = Console()
@@ -37,13 +40,18 @@ def _table(skills: list[Skill]) -> Table:
     return table
 
 
-def _load_skill_files(path: Path) -> list[dict]:
+def _load_skill_files(path: Path, bank: SkillBank) -> list[dict]:
     """Validated records from a JSONL file, or from SKILL.md folders (a skill folder or a folder of them)."""
     from skills_store.skill_md import read_skill_folders
 
     if path.is_dir() or path.name == "SKILL.md":
         return [s.model_dump(mode="json") for s in read_skill_folders(path)]
-    return read_skill_records(path)
+
+    def stored(skill_id: str) -> Skill | None:
+        found = bank.catalog.get([skill_id])
+        return found[0] if found else None
+
+    return read_skill_records(path, stored)
 
 
 @app.command("import")
@@ -55,9 +63,11 @@ def import_(
 ) -> None:
     """Upsert skills by skill_id. Any invalid line or SKILL.md imports nothing and names every problem."""
     with clean_errors():
-        records = _load_skill_files(path)
+        if not path.exists():
+            fail(f"{path}: no such file or directory")
         bank = open_bank_cli(load_settings())
         try:
+            records = _load_skill_files(path, bank)
             added, updated = import_records(bank, records)
         finally:
             bank.close()

@@ -137,3 +137,22 @@ def test_secrets_in_imported_skills_are_redacted_before_storage(home: Path, tmp_
     assert "[REDACTED:" in json.loads(shown)["strategy"]
     exported = runner.invoke(app, ["skills", "export"]).output
     assert key not in exported
+
+
+def test_a_line_naming_only_some_fields_of_a_stored_skill_updates_just_those(home: Path, tmp_path: Path) -> None:
+    app = build_app()
+    full = tmp_path / "full.jsonl"
+    full.write_text(line() + "\n")
+    runner.invoke(app, ["skills", "import", str(full)])
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text(json.dumps({"skill_id": "sk-1", "confidence": 0.9}) + "\n")
+    result = runner.invoke(app, ["skills", "import", str(partial)])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(runner.invoke(app, ["skills", "show", "sk-1", "--json"]).output)
+    assert shown["confidence"] == 0.9
+    assert shown["title"] == "Missing module"
+    unknown = tmp_path / "unknown.jsonl"
+    unknown.write_text(json.dumps({"skill_id": "sk-new", "confidence": 0.9}) + "\n")
+    refused = runner.invoke(app, ["skills", "import", str(unknown)])
+    assert refused.exit_code == 2
+    assert "line 1: title: Field required" in refused.output
