@@ -209,10 +209,13 @@ class SessionCapture:
         red = self.redactor
 
         def step() -> Step:
+            # Cut first to 4x what is kept, then redact, then cut to size: a 10 MB patch is not scanned whole, and
+            # the first cut falls inside the part the second one drops, so every kept secret is seen whole.
+            wide = truncate_value(dict(args), 4 * CAPTURE_TEXT_CHARS)
             return Step(
                 kind="tool_call",
                 tool=tool,
-                args=truncate_value(red.redact(dict(args)), CAPTURE_TEXT_CHARS),
+                args=truncate_value(red.redact(wide), CAPTURE_TEXT_CHARS),
                 result=truncate_value(red.redact(record.summary), CAPTURE_TEXT_CHARS),
                 ok=record.ok,
                 content=truncate_value(red.redact_text(error or ""), CAPTURE_TEXT_CHARS),

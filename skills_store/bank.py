@@ -23,13 +23,12 @@ from skills_store.errors import ConfigError, InvalidInput, NotFound
 from skills_store.fusion import FusionConfig, fuse
 from skills_store.keyword import KeywordIndex
 from skills_store.models import Skill, utcnow
-from skills_store.protocols import Embedder
+from skills_store.protocols import Embedder, SkillStore
 from skills_store.query import analyze
 from skills_store.retrieval import FilterPlan, ScoredSkill, SearchMode, validate_filters, vector_hits
 from skills_store.rwlock import ReadWriteLock
 
 if TYPE_CHECKING:
-    from skills_store.chroma_store import ChromaSkillStore
     from skills_store.redact import Redactor
 
 __all__ = ["BankConfig", "ScoredSkill", "SearchMode", "SkillBank"]
@@ -49,7 +48,7 @@ class BankConfig:
 class SkillBank:
     def __init__(
         self,
-        store: ChromaSkillStore,
+        store: SkillStore,
         catalog: Catalog,
         embedder: Embedder,
         config: BankConfig | None = None,

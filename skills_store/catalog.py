@@ -291,17 +291,27 @@ class Catalog:
         return {"language": sorted(langs), "repo": sorted(repos), "tags": sorted(tags)}
 
     def candidate_vectors(self, filters: Filters, limit: int) -> tuple[list[str], np.ndarray] | None:
-        """Ids and stored vectors of the skills matching `filters`; None when more than `limit` match."""
+        """Ids and stored vectors of the skills matching `filters`; None when more than `limit` match.
+
+        The ids are selected first (cheap, from the indexes); vectors are read only for a selective filter.
+        """
         import numpy as np
 
         where, params = filters.sql()
         with self._lock:
-            rows = self._db.execute(
-                f"SELECT skill_id, embedding FROM skills s WHERE {where} AND embedding IS NOT NULL LIMIT ?",
-                [*params, limit + 1],
-            ).fetchall()
-        if len(rows) > limit:
-            return None
+            rids = [
+                r[0] for r in self._db.execute(f"SELECT rid FROM skills s WHERE {where} LIMIT ?", [*params, limit + 1])
+            ]
+            if len(rids) > limit:
+                return None
+            rows: list[tuple[str, bytes]] = []
+            for start in range(0, len(rids), 900):
+                part = rids[start : start + 900]
+                rows += self._db.execute(
+                    f"SELECT skill_id, embedding FROM skills WHERE rid IN ({','.join('?' * len(part))})"
+                    " AND embedding IS NOT NULL",
+                    part,
+                ).fetchall()
         if not rows:
             return [], np.zeros((0, 0), dtype=np.float32)
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)

@@ -11,7 +11,6 @@ downloads a model) is never instantiated.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -195,6 +194,3 @@ class ChromaSkillStore:
 
     def count(self) -> int:
         return int(self._col.count())
-
-    def info(self) -> dict[str, Any]:
-        return {"location": self.location, "count": self.count(), "metadata": json.dumps(self._col.metadata)}

@@ -29,12 +29,15 @@ class KeywordIndex:
         self._df_cache: dict[str, int] = {}
         self._df_generation: str | None = None
 
-    def doc_freq(self, term: str) -> int:
-        """How many skills contain `term` (cached until the next write)."""
+    def _check_cache(self) -> None:
+        """Forget the document frequencies when the catalog was written since they were counted."""
         generation = self.catalog.get_meta("generation")
         if self._df_generation != generation:
             self._df_cache.clear()
             self._df_generation = generation
+
+    def doc_freq(self, term: str) -> int:
+        """How many skills contain `term` (cached until the next write; see `useful_terms`)."""
         if term not in self._df_cache:
             rows = self.catalog.rows(
                 "SELECT count(*) FROM skills_fts WHERE skills_fts MATCH ?", [fts_match_expression([term])]
@@ -48,6 +51,7 @@ class KeywordIndex:
         A term in more than `COMMON_FRACTION` of a large store adds almost nothing to BM25 but makes SQLite score
         every skill that contains it; at least the rarest term that occurs at all is always kept.
         """
+        self._check_cache()
         freqs = [(self.doc_freq(k), i, k) for i, k in enumerate(keywords[: MAX_TERMS * 2])]
         present = sorted((df, i, k) for df, i, k in freqs if df > 0)
         limit = max(COMMON_FRACTION * total, COMMON_FLOOR)
@@ -59,7 +63,7 @@ class KeywordIndex:
 
         With active filters, over-fetches in proportion to their selectivity and keeps the matching skills.
         """
-        total = self.catalog.count()
+        total = plan.total if plan is not None else self.catalog.count()
         if n <= 0 or total == 0:
             return []
         plan = plan or FilterPlan(Filters(), None, total, total)

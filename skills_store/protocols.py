@@ -8,11 +8,12 @@ from __future__ import annotations
 import builtins
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from skills_store.models import Outcome, Skill, Step, Trajectory, TrajectoryStatus
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @runtime_checkable
@@ -48,6 +49,20 @@ class SkillStore(Protocol):
         ...
 
     def count(self) -> int: ...
+
+    def update_metadata(self, skills: Sequence[Skill]) -> None:
+        """Rewrite the stored records (counters, confidence) of existing skills without touching their vectors."""
+        ...
+
+    def reopen(self) -> None:
+        """Drop any cached view of the store so that writes of other processes become visible."""
+        ...
+
+    def recreate(self) -> None:
+        """Empty the store (to change the embedding dimension)."""
+        ...
+
+    def close(self) -> None: ...
 
 
 @runtime_checkable

@@ -22,7 +22,7 @@ from skills_store.errors import InvalidInput
 from skills_store.models import Skill
 
 if TYPE_CHECKING:
-    from skills_store.chroma_store import ChromaSkillStore
+    from skills_store.protocols import SkillStore
 
 SearchMode = Literal["hybrid", "vector", "keyword"]
 
@@ -84,7 +84,7 @@ class FilterPlan:
 
 
 def vector_hits(
-    store: ChromaSkillStore, catalog: Catalog, qv: np.ndarray, n: int, plan: FilterPlan
+    store: SkillStore, catalog: Catalog, qv: np.ndarray, n: int, plan: FilterPlan
 ) -> list[tuple[str, float]]:
     """The `n` skills nearest to `qv` that match the plan's filters, with cosine similarity, best first."""
     filters, total, candidates, matched = plan.filters, plan.total, plan.candidates, plan.matched

@@ -87,7 +87,9 @@ def register(server: MCPServer, deps: Deps) -> None:
         tags: Annotated[list[str] | None, Field(max_length=16, description="Only skills with all these tags.")] = None,
         min_confidence: Annotated[float, Field(ge=0.0, le=1.0, description="Minimum skill confidence.")] = 0.0,
     ) -> Annotated[CallToolResult, SearchResult]:
-        args = {"query": query, "k": k, "language": language, "repo": repo, "tags": tags}
+        args = {
+            "query": query, "k": k, "language": language, "repo": repo, "tags": tags, "min_confidence": min_confidence
+        }  # fmt: skip
         async with deps.capture.tool_call(ctx, "search_skills", args) as call:
             if not query.strip():
                 raise ToolError("query is blank: pass the error message, traceback or a description of the problem")

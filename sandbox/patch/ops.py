@@ -54,10 +54,6 @@ class Hunk:
     def new_lines(self) -> list[str]:
         return [line.text for line in self.lines if line.op != "-"]
 
-    @property
-    def touches_eof(self) -> bool:
-        return self.old_eof_newline is not None or self.new_eof_newline is not None
-
     def label(self) -> str:
         return f"hunk {self.number} ({self.header.strip() or '@@'}, patch line {self.patch_line})"
 
