@@ -45,7 +45,7 @@ def create_server(deps: Deps, *, warmup_after_s: float | None = 2.0, flush_every
     async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
         async with anyio.create_task_group() as tg:
             tg.start_soon(deps.skills.run, warmup_after_s)
-            tg.start_soon(_flush_periodically, deps, flush_every_s)
+            tg.start_soon(_housekeeping, deps, flush_every_s)
             try:
                 yield {}
             finally:
@@ -76,9 +76,14 @@ def create_server(deps: Deps, *, warmup_after_s: float | None = 2.0, flush_every
     return server
 
 
-async def _flush_periodically(deps: Deps, every_s: float) -> None:
+async def _housekeeping(deps: Deps, every_s: float) -> None:
+    """Every `every_s`: write use counters back to Chroma, and close sessions that went idle."""
     while True:
         await anyio.sleep(every_s)
+        try:
+            await deps.capture.reap_idle()
+        except Exception:
+            log.exception("closing idle sessions failed")
         bank = deps.skills.get_nowait()
         if bank is not None:
             try:

@@ -6,7 +6,7 @@ the `CallRecord`; the step (tool, redacted arguments, redacted result summary, o
 committed before the tool's result goes back to the client. `record_trajectory` goes through `record()`.
 
 A session that ends without `final=true` is closed by the server: its outcome is the one the agent set, else
-inferred from the last `run_tests` reward (all passed -> success, otherwise failure), else `abandoned`; a last
+inferred from the last `run_tests` reward (1.0 -> success, otherwise failure), else `abandoned`; a last
 observation step says so. A session ends when its connection closes (stdio pipe closed, HTTP session deleted or
 expired), after `idle_close_s` without a call where the protocol has no connection (2026-07-28 requests), and at
 server shutdown (`aclose()`). Trajectories left open by a crashed server are closed as `abandoned` after
@@ -157,6 +157,10 @@ class SessionCapture:
                 log.exception("closing trajectories %s failed", list(trajectory_ids))
                 return
         self._notify_closed(closed)
+
+    async def reap_idle(self) -> None:
+        """Close the sessions idle for `idle_close_s` (the server calls this periodically, not only on calls)."""
+        await self._reap(self._clock())
 
     async def _reap(self, now: float) -> None:
         if not self._stale_checked:

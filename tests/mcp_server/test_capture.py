@@ -185,3 +185,16 @@ async def test_steps_recorded_by_the_agent_land_in_the_same_trajectory_as_its_to
         await client.call_tool("record_trajectory", {"steps": [Step(kind="thought", content="hmm").model_dump()]})
     [traj] = store.list()
     assert [s.kind for s in store.get(traj.trajectory_id).steps] == ["tool_call", "thought"]
+
+
+async def test_an_idle_session_is_closed_by_the_periodic_reap_without_another_call(tmp_path: Path) -> None:
+    clock = ManualClock()
+    store, capture = make_capture(tmp_path, idle_close_s=600, clock=clock)
+    server = make_server(tmp_path, store, capture)
+    async with mcp.Client(server) as client:
+        await client.call_tool("echo", {"text": "only call"})
+        clock.now += 601
+        await capture.reap_idle()
+        await capture.flush()
+        [traj] = store.list()
+        assert (traj.status, traj.outcome) == ("closed", "abandoned")
