@@ -1,1 +1,2 @@
-"""The bundled pydantic-ai agent and the LLM plumbing shared with the LLM distiller."""
+"""LLM plumbing: turning a model string (`openai:gpt-4o`, `anthropic:...`, a gateway model) into a pydantic-ai
+model, used by the LLM distiller. The bundled agent and its eval harness are not built yet."""

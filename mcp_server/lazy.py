@@ -8,6 +8,7 @@ awaits `get()`.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -19,6 +20,9 @@ if TYPE_CHECKING:
     from skills_store.bank import SkillBank
 
 log = logging.getLogger(__name__)
+
+#: After a failed open, the next request more than this many seconds later tries again.
+RETRY_AFTER_S = 30.0
 
 
 class SkillBankUnavailable(Exception):
@@ -33,6 +37,8 @@ class LazySkillBank:
         # anyio events need a running event loop, so they are made on first use inside it.
         self._triggered_event: anyio.Event | None = None
         self._ready_event: anyio.Event | None = None
+        self._failed_at: float | None = None
+        self._retry_lock_obj: anyio.Lock | None = None
 
     @property
     def _triggered(self) -> anyio.Event:
@@ -47,6 +53,12 @@ class LazySkillBank:
         return self._ready_event
 
     @property
+    def _retry_lock(self) -> anyio.Lock:
+        if self._retry_lock_obj is None:
+            self._retry_lock_obj = anyio.Lock()
+        return self._retry_lock_obj
+
+    @property
     def ready(self) -> bool:
         return self._ready_event is not None and self._ready_event.is_set()
 
@@ -59,19 +71,30 @@ class LazySkillBank:
         with anyio.move_on_after(grace_s):
             await self._triggered.wait()
         try:
+            await self._open()
+        finally:
+            self._ready.set()
+
+    async def _open(self) -> None:
+        try:
             self._bank = await anyio.to_thread.run_sync(self._opener, abandon_on_cancel=True)
+            self._error = None
         except ConfigError as exc:
             log.error("skill bank unavailable: %s", exc)
             self._error = exc
         except Exception as exc:
             log.exception("skill bank failed to open")
             self._error = exc
-        finally:
-            self._ready.set()
+        self._failed_at = time.monotonic() if self._bank is None else None
 
     async def get(self) -> SkillBank:
         self.trigger()
         await self._ready.wait()
+        if self._bank is None and self._failed_at is not None and time.monotonic() - self._failed_at > RETRY_AFTER_S:
+            # A passing outage (a Chroma server restarting) must not disable search until the server restarts.
+            async with self._retry_lock:
+                if self._bank is None and time.monotonic() - (self._failed_at or 0) > RETRY_AFTER_S:
+                    await self._open()
         if self._bank is None:
             detail = str(self._error) if isinstance(self._error, ConfigError) else "see the server log"
             raise SkillBankUnavailable(f"the skill bank could not be opened: {detail}")
