@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from sandbox.errors import BackendUnavailable
+
 if TYPE_CHECKING:
     from docker import DockerClient
 
@@ -64,6 +66,17 @@ def open_client(base_url: str | None = None, timeout: int = 60) -> Iterator[Dock
         yield client
     finally:
         client.close()
+
+
+@contextmanager
+def engine_errors() -> Iterator[None]:
+    """Errors of the Docker engine (or its SDK) as `BackendUnavailable`, with the engine's message."""
+    import docker
+
+    try:
+        yield
+    except docker.errors.DockerException as exc:
+        raise BackendUnavailable(f"the Docker engine refused: {_short(exc)}") from exc
 
 
 def docker_problem(image: str | None, base_url: str | None = None) -> str | None:

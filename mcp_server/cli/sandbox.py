@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from mcp_server.cli.common import clean_errors, fail, load_settings
+from mcp_server.cli.common import clean_errors, load_settings
 from sandbox.cgroup import PidsCgroup
-from sandbox.engine import docker_problem, list_containers, open_client, stop_containers
+from sandbox.engine import docker_problem, engine_errors, list_containers, open_client, stop_containers
 from sandbox.image import build_image
 from sandbox.local import probe_bwrap
 
@@ -21,18 +19,6 @@ app = typer.Typer(
     help="The sandbox of run_tests: build the Docker image, check the isolation available here.",
     no_args_is_help=True,
 )
-
-
-@contextmanager
-def docker_errors() -> Iterator[None]:
-    """Errors from the engine end the command with their message, not a traceback."""
-    import docker
-
-    with clean_errors():
-        try:
-            yield
-        except docker.errors.DockerException as exc:
-            fail(f"the Docker engine refused: {exc}")
 
 
 DockerHost = Annotated[
@@ -51,7 +37,7 @@ def build_image_command(
     if problem:
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(1)
-    with docker_errors(), open_client(docker_host) as client:
+    with clean_errors(), engine_errors(), open_client(docker_host) as client:
         info = build_image(client, tag)
     typer.echo(f"built {info.tag} ({info.image_id[:19]}, {info.size_bytes} bytes)")
     typer.echo("tests run with the host's interpreter, mounted read-only; the workspace is mounted read-write")
@@ -88,6 +74,6 @@ def stop_command(
     if problem:
         typer.echo(f"error: {problem}", err=True)
         raise typer.Exit(1)
-    with docker_errors(), open_client(docker_host) as client:
+    with clean_errors(), engine_errors(), open_client(docker_host) as client:
         removed = stop_containers(client, workspace.resolve() if workspace else None)
     typer.echo(f"removed {removed} warm container(s)")
