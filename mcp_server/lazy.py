@@ -34,33 +34,10 @@ class LazySkillBank:
         self._opener = opener
         self._bank: SkillBank | None = None
         self._error: BaseException | None = None
-        # anyio events need a running event loop, so they are made on first use inside it.
-        self._triggered_event: anyio.Event | None = None
-        self._ready_event: anyio.Event | None = None
+        self._triggered = anyio.Event()
+        self._ready = anyio.Event()
+        self._retry_lock = anyio.Lock()
         self._failed_at: float | None = None
-        self._retry_lock_obj: anyio.Lock | None = None
-
-    @property
-    def _triggered(self) -> anyio.Event:
-        if self._triggered_event is None:
-            self._triggered_event = anyio.Event()
-        return self._triggered_event
-
-    @property
-    def _ready(self) -> anyio.Event:
-        if self._ready_event is None:
-            self._ready_event = anyio.Event()
-        return self._ready_event
-
-    @property
-    def _retry_lock(self) -> anyio.Lock:
-        if self._retry_lock_obj is None:
-            self._retry_lock_obj = anyio.Lock()
-        return self._retry_lock_obj
-
-    @property
-    def ready(self) -> bool:
-        return self._ready_event is not None and self._ready_event.is_set()
 
     def trigger(self) -> None:
         """Ask for the bank to be opened (idempotent); `run()` does the work. Call from the event loop."""

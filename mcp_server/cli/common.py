@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -13,6 +13,9 @@ from pydantic import ValidationError
 from mcp_server.settings import Settings
 from sandbox.errors import SandboxError
 from skills_store.errors import SkillStoreError
+
+if TYPE_CHECKING:
+    from skills_store.bank import SkillBank
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -44,7 +47,8 @@ def clean_errors() -> Iterator[None]:
         sys.exit(130)
 
 
-def open_bank_cli(settings: Settings):
+def open_bank_cli(settings: Settings) -> SkillBank:
+    """`services.open_bank`, imported only when a command needs the bank (torch and Chroma load with it)."""
     from mcp_server.services import open_bank
 
     return open_bank(settings)
