@@ -65,11 +65,7 @@ class Filters:
 
     def fts_facets(self) -> str | None:
         """The language, repo and tag filters as an FTS5 expression over the `facets` column (AND of tokens)."""
-        tokens = [facet_token("t", t) for t in self.tags]
-        if self.language:
-            tokens.append(facet_token("l", self.language))
-        if self.repo:
-            tokens.append(facet_token("r", self.repo))
+        tokens = facet_tokens(self.tags, self.language, self.repo)
         return " AND ".join(f'facets:"{t}"' for t in tokens) or None
 
     def sql(self, alias: str = "s") -> tuple[str, list[object]]:
@@ -101,13 +97,14 @@ def facet_token(kind: str, value: str) -> str:
     return f"f{kind}{value.encode().hex()}9"
 
 
-def facet_text(skill: Skill) -> str:
-    tokens = [facet_token("t", t) for t in skill.tags]
-    if skill.language:
-        tokens.append(facet_token("l", skill.language))
-    if skill.repo:
-        tokens.append(facet_token("r", skill.repo))
-    return " ".join(tokens)
+def facet_tokens(tags: Sequence[str], language: str | None, repo: str | None) -> list[str]:
+    """The facet tokens of a skill's filter fields, or of a filter on them."""
+    tokens = [facet_token("t", t) for t in tags]
+    if language:
+        tokens.append(facet_token("l", language))
+    if repo:
+        tokens.append(facet_token("r", repo))
+    return tokens
 
 
 def _now() -> str:
@@ -206,7 +203,14 @@ class Catalog:
                     self._db.execute(
                         "INSERT INTO skills_fts (rowid, title, pattern, strategy, tags, facets)"
                         " VALUES (?, ?, ?, ?, ?, ?)",
-                        (rid, skill.title, skill.pattern, skill.strategy, " ".join(skill.tags), facet_text(skill)),
+                        (
+                            rid,
+                            skill.title,
+                            skill.pattern,
+                            skill.strategy,
+                            " ".join(skill.tags),
+                            " ".join(facet_tokens(skill.tags, skill.language, skill.repo)),
+                        ),
                     )
                 self._bump_generation()
                 self._db.execute("COMMIT")
