@@ -26,7 +26,7 @@ from skills_store.distill.heuristic import HeuristicDistiller
 from skills_store.distill.runner import distill_pending
 from skills_store.embedders import make_embedder
 from skills_store.models import Outcome, Step
-from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 TARGET_DISTILL_TPS = 500.0
 TARGET_PASS_TPS = 50.0

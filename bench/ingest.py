@@ -27,7 +27,7 @@ import anyio
 import mcp
 
 from skills_store.models import Step
-from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 OUT = REPO_ROOT / "docs" / "benchmarks" / "ingest.md"

@@ -33,7 +33,7 @@ from skills_store.errors import InvalidInput
 from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, utcnow
 from skills_store.protocols import TrajectoryStore
 from skills_store.redact import Redactor
-from skills_store.trl_export import infer_outcome
+from skills_store.trajectories.trl_export import infer_outcome
 from skills_store.truncate import truncate_value
 
 log = logging.getLogger(__name__)

@@ -32,8 +32,8 @@ from typing import Any, TextIO
 from skills_store.errors import NotFound, SkillStoreError
 from skills_store.models import Skill, Step
 from skills_store.redact import Redactor
-from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
-from skills_store.trl_export import infer_outcome
+from skills_store.trajectories.store import SQLiteTrajectoryStore
+from skills_store.trajectories.trl_export import infer_outcome
 from skills_store.truncate import truncate_text, truncate_value
 
 SOURCE = "claude-code"

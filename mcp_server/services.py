@@ -22,7 +22,7 @@ from mcp_server.settings import Settings
 from skills_store.datadir import preflight
 from skills_store.errors import ConfigError
 from skills_store.redact import Redactor
-from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 if TYPE_CHECKING:
     from skills_store.bank import SkillBank

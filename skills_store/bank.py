@@ -24,7 +24,7 @@ from skills_store.fusion import FusionConfig, fuse
 from skills_store.keyword import KeywordIndex
 from skills_store.models import Skill, utcnow
 from skills_store.protocols import Embedder, SkillStore
-from skills_store.query import analyze
+from skills_store.search.query import analyze
 from skills_store.retrieval import FilterPlan, ScoredSkill, SearchMode, validate_filters, vector_hits
 from skills_store.rwlock import ReadWriteLock
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from skills_store.errors import ConfigError
 from skills_store.models import Skill
-from skills_store.query import analyze
+from skills_store.search.query import analyze
 
 if TYPE_CHECKING:
     import numpy as np

@@ -10,7 +10,7 @@ tokens of a `facets` column, so FTS5 intersects posting lists instead of scoring
 from __future__ import annotations
 
 from skills_store.catalog import Catalog, Filters
-from skills_store.query import fts_match_expression
+from skills_store.search.query import fts_match_expression
 from skills_store.retrieval import FilterPlan
 
 #: Query terms found in more than this fraction of the skills (and in more than COMMON_FLOOR) are not matched.

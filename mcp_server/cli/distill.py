@@ -35,7 +35,7 @@ def distill(
     from skills_store.distill.heuristic import HeuristicDistiller
     from skills_store.distill.outcomes import apply_outcomes
     from skills_store.distill.runner import BatchDistiller, distill_pending
-    from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+    from skills_store.trajectories.store import SQLiteTrajectoryStore
 
     settings = load_settings()
     path = settings.home / "trajectories.db"

@@ -18,7 +18,7 @@ PAGE = 200
 
 
 def _open_store():
-    from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+    from skills_store.trajectories.store import SQLiteTrajectoryStore
 
     settings = load_settings()
     path = settings.home / "trajectories.db"
@@ -104,7 +104,7 @@ def export(
     min_reward: Annotated[float | None, typer.Option(help="Only trajectories with at least this reward.")] = None,
 ) -> None:
     """Export closed trajectories as JSONL, or as TRL conversational records with their reward."""
-    from skills_store.trl_export import export_lines, reward_of
+    from skills_store.trajectories.trl_export import export_lines, reward_of
 
     with clean_errors():
         store = _open_store()

@@ -144,7 +144,7 @@ def distill(settings: Settings, narrator: Narrator) -> list[str]:
     from mcp_server.services import open_bank
     from skills_store.distill.heuristic import HeuristicDistiller
     from skills_store.distill.runner import distill_pending
-    from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+    from skills_store.trajectories.store import SQLiteTrajectoryStore
 
     store = SQLiteTrajectoryStore(settings.home / "trajectories.db")
     bank = open_bank(settings)

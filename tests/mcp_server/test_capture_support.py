@@ -18,7 +18,7 @@ from mcp_server.deps import Deps
 from mcp_server.settings import Settings
 from mcp_server.tools import record_trajectory
 from skills_store.redact import Redactor
-from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 
 class ManualClock:

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from mcp_server.claude_hook import run
 from mcp_server.cli.hook import app
 from skills_store.models import Skill
-from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 SID = "5f3c0c4e-9d7b-4d0e-8a65-2c1d7e0b9a11"
 

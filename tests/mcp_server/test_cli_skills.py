@@ -16,7 +16,7 @@ from mcp_server.cli.skills import app
 from mcp_server.services import open_bank
 from mcp_server.settings import Settings
 from skills_store.models import Skill, Step, utcnow
-from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 runner = CliRunner()
 OLD = utcnow() - timedelta(days=400)

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from mcp_server.cli.trajectories import app
 from skills_store.models import Step
-from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ from mcp_server.services import build_deps, open_bank
 from mcp_server.settings import Settings
 from skills_store.distill.outcomes import file_lock
 from skills_store.models import Step
-from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 MESSAGE = "NameError: name 'itms' is not defined\n\nshop.py:2: NameError"
 PATCH = "--- a/shop.py\n+++ b/shop.py\n@@ -1,2 +1,2 @@\n def total(items):\n-    return itms\n+    return items\n"

@@ -128,7 +128,7 @@ def repo_settings(tmp_path: Path) -> Callable[[Path], Settings]:
 @pytest.fixture
 def traj_store(tmp_path: Path):
     """A real SQLite trajectory store in the test's temp dir."""
-    from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+    from skills_store.trajectories.store import SQLiteTrajectoryStore
 
     store = SQLiteTrajectoryStore(tmp_path / "trajectories.db")
     yield store

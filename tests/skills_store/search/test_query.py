@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from skills_store.query import analyze, fts_match_expression, tokens
+from skills_store.search.query import analyze, fts_match_expression, tokens
 
 CHAINED = """Traceback (most recent call last):
   File "/srv/app/db.py", line 10, in load

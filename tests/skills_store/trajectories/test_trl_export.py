@@ -8,7 +8,7 @@ import pytest
 
 from skills_store.errors import InvalidInput
 from skills_store.models import StoredStep, Trajectory, utcnow
-from skills_store.trl_export import export_lines, reward_of, to_trl
+from skills_store.trajectories.trl_export import export_lines, reward_of, to_trl
 
 
 def _traj(**fields) -> Trajectory:

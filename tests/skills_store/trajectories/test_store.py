@@ -11,7 +11,7 @@ import pytest
 from skills_store.errors import ConfigError, InvalidInput, NotFound
 from skills_store.models import Step
 from skills_store.protocols import TrajectoryStore
-from skills_store.trajectory_sqlite import SQLiteTrajectoryStore, SQLiteTrajectoryStoreConfig
+from skills_store.trajectories.store import SQLiteTrajectoryStore, SQLiteTrajectoryStoreConfig
 from skills_store.truncate import truncate_text
 
 

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from skills_store.errors import ConfigError, InvalidInput, NotFound
 from skills_store.models import Outcome, Step, StepKind, StoredStep, Trajectory, TrajectoryStatus, new_id
-from skills_store.sqlite_writer import GroupCommitWriter, connect
+from skills_store.trajectories.writer import GroupCommitWriter, connect
 from skills_store.truncate import truncate_value
 
 STEP_KINDS = frozenset(get_args(StepKind))

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from skills_store.models import Step
-from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 WRITER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
     from skills_store.models import Step
-    from skills_store.trajectory_sqlite import SQLiteTrajectoryStore
+    from skills_store.trajectories.store import SQLiteTrajectoryStore
 
     db, tid, name, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     store = SQLiteTrajectoryStore(Path(db))
