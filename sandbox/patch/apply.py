@@ -1,150 +1,65 @@
-"""Apply the hunks of one file section to a file's text, in memory.
+"""`apply_patch`: parse, plan every file in memory, check Python syntax, then write everything or nothing.
 
-Every hunk is located in the original text (hunks in order, never overlapping), then the replacements are spliced
-in. Context lines keep the file's own text and line endings; added lines take the file's line ending, or the
-patch's own when the patch mixes LF and CR LF on purpose.
+The syntax check compiles the new text (to catch what `ast.parse` misses, such as `return` outside a function)
+but never runs it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import contextlib
+from collections.abc import Iterable
+from pathlib import Path
 
-from sandbox.patch.match import Ambiguity, AnchorMissing, Haystack, Match, locate
-from sandbox.patch.ops import Hunk, HunkLine
-from sandbox.patch.textfile import CRLF, LF, TextFile
-
-_REINDENT_COMPARATORS = frozenset({"surrounding_ws", "unicode"})
-
-
-@dataclass
-class HunkResult:
-    hunk: Hunk
-    match: Match | None = None
-    problem: Ambiguity | AnchorMissing | None = None
-    """Why the hunk was not placed; both None means its lines were not found."""
+from sandbox.patch.jail import Jail
+from sandbox.patch.models import PatchResult, SyntaxIssue
+from sandbox.patch.overlay import Entry
+from sandbox.patch.parse import parse_patch
+from sandbox.patch.plan import Planner
+from sandbox.patch.write import commit
+from sandbox.syntax import syntax_error
 
 
-@dataclass
-class FileOutcome:
-    original: TextFile
-    results: list[HunkResult] = field(default_factory=list)
-    text: TextFile | None = None
-    """The new text; None when some hunk failed."""
+def apply_patch(root: Path, patch: str, *, dry_run: bool = False, check_syntax: bool = True) -> PatchResult:
+    """Apply a unified diff or a Codex envelope to the workspace at `root`, all or nothing.
 
-    @property
-    def failed(self) -> list[HunkResult]:
-        return [r for r in self.results if r.match is None]
-
-
-def apply_hunks(original: TextFile, hunks: list[Hunk], *, informative: bool) -> FileOutcome:
-    """Place every hunk and, when all of them were placed, build the new text."""
-    outcome = FileOutcome(original)
-    hay = Haystack(original.lines)
-    numbered = all(h.old_start is not None for h in hunks)
-    ordered = sorted(hunks, key=lambda h: h.old_start or 0) if numbered else list(hunks)
-    lo, drift = 0, 0
-    for hunk in ordered:
-        origin = None if hunk.old_start is None else max(hunk.old_start + drift, 0)
-        located = locate(hay, hunk, origin, lo)
-        if isinstance(located, Match):
-            outcome.results.append(HunkResult(hunk, located))
-            lo = located.start + located.length
-            drift = located.offset if hunk.old_start is not None else drift
-        else:
-            outcome.results.append(HunkResult(hunk, None, located))
-    outcome.results.sort(key=lambda r: r.hunk.number)
-    if not outcome.failed:
-        outcome.text = _splice(original, [r for r in outcome.results if r.match], informative)
-    return outcome
+    Raises `sandbox.errors.PatchError` when the patch is refused (malformed, a hunk that does not match or matches
+    ambiguously, a path outside the workspace, a binary file, over 10 MB); its message is the whole feedback for
+    the model, and nothing was written. With `dry_run` the patch is planned and reported but nothing is written.
+    `check_syntax` compiles every changed `.py` file and reports its syntax error (the patch is applied anyway).
+    """
+    sections = parse_patch(patch)
+    jail = Jail(Path(root))
+    plan = Planner(jail).run(sections)
+    syntax = [issue for entry in plan.entries for issue in _syntax_issues(entry)] if check_syntax else []
+    if not dry_run:
+        commit(plan.ops, jail.root)
+        drop_stale_bytecode(op.path for op in plan.ops)
+    return PatchResult(
+        applied=not dry_run,
+        dry_run=dry_run,
+        files=plan.changes,
+        syntax_errors=syntax,
+        warnings=plan.warnings,
+    )
 
 
-def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> TextFile:
-    dominant = original.dominant_eol() if original.lines else None
-    lines: list[str] = []
-    eols: list[str] = []
-    pos = 0
-    final_newline = original.ends_with_newline
-    for result in sorted(placed, key=lambda r: (r.match.start if r.match else 0, r.hunk.number)):
-        match = result.match
-        assert match is not None
-        lines += original.lines[pos : match.start]
-        eols += original.eols[pos : match.start]
-        new_lines, new_eols = _replacement(original, result.hunk, match, informative, dominant)
-        lines += new_lines
-        eols += new_eols
-        pos = match.start + match.length
-        if pos == len(original.lines) and result.hunk.new_eof_newline is not None:
-            final_newline = result.hunk.new_eof_newline
-    lines += original.lines[pos:]
-    eols += original.eols[pos:]
-    fallback = dominant or next((e for e in eols if e), LF)
-    for i in range(len(eols) - 1):
-        if not eols[i]:
-            eols[i] = fallback
-    if eols:
-        eols[-1] = (eols[-1] or fallback) if final_newline else ""
-    return TextFile(lines, eols, original.bom)
+def drop_stale_bytecode(paths: Iterable[Path]) -> None:
+    """Remove the cached bytecode of changed `.py` files.
 
-
-def _replacement(
-    original: TextFile, hunk: Hunk, match: Match, informative: bool, dominant: str | None
-) -> tuple[list[str], list[str]]:
-    body = hunk.lines[match.trim_front : len(hunk.lines) - match.trim_back]
-    shift = _indent_shift(body, original.lines, match.start) if match.comparator in _REINDENT_COMPARATORS else None
-    lines: list[str] = []
-    eols: list[str] = []
-    ptr = match.start
-    for line in body:
-        if line.op == " ":
-            lines.append(original.lines[ptr])
-            eols.append(original.eols[ptr])
-            ptr += 1
-        elif line.op == "-":
-            ptr += 1
-        else:
-            lines.append(_reindent(line.text, shift))
-            eols.append(_added_eol(line, informative, dominant))
-    return lines, eols
-
-
-def _added_eol(line: HunkLine, informative: bool, dominant: str | None) -> str:
-    if informative or dominant is None:
-        return CRLF if line.cr else LF
-    return dominant
-
-
-def _leading(text: str) -> str:
-    return text[: len(text) - len(text.lstrip(" \t"))]
-
-
-def _indent_shift(body: list[HunkLine], file_lines: list[str], start: int) -> tuple[str, str] | None:
-    """(prefix to remove, prefix to add) that turns the patch's indentation into the file's, if it is consistent."""
-    shifts: set[tuple[str, str]] = set()
-    ptr = start
-    for line in body:
-        if line.op == "+":
+    Python trusts `__pycache__/<name>.*.pyc` when the source's mtime (in whole seconds) and size match, so a
+    same-size edit within the second after the last import would run the old code in the next test run.
+    """
+    for path in paths:
+        if path.suffix != ".py":
             continue
-        actual = file_lines[ptr]
-        ptr += 1
-        if not line.text.strip() or not actual.strip():
-            continue
-        want, have = _leading(line.text), _leading(actual)
-        if have.endswith(want):
-            shifts.add(("", have[: len(have) - len(want)]))
-        elif want.endswith(have):
-            shifts.add((want[: len(want) - len(have)], ""))
-        else:
-            return None
-    if len(shifts) != 1:
-        return None
-    shift = shifts.pop()
-    return shift if shift != ("", "") else None
+        for cached in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+            with contextlib.suppress(OSError):
+                cached.unlink()
 
 
-def _reindent(text: str, shift: tuple[str, str] | None) -> str:
-    if shift is None or not text.strip():
-        return text
-    remove, add = shift
-    if remove:
-        return text[len(remove) :] if text.startswith(remove) else text
-    return add + text
+def _syntax_issues(entry: Entry) -> list[SyntaxIssue]:
+    """A Python file's syntax error as the patch leaves it (empty for other files, deleted files, valid code)."""
+    if entry.text is None or not entry.rel.endswith(".py"):
+        return []
+    error = syntax_error(entry.text.encode(), entry.rel)
+    return [] if error is None else [SyntaxIssue(path=entry.rel, line=error[0], message=error[1])]
