@@ -77,6 +77,8 @@ def build_deps(settings: Settings, *, workspace: Path | None = None, tools: Iter
     preflight(settings.home)
     root = resolve_workspace(settings, workspace)
     selected = tuple(tools) if tools is not None else ALL_TOOLS
+    if settings.no_skills:
+        selected = tuple(t for t in selected if t != "search_skills")
     unknown = [t for t in selected if t not in ALL_TOOLS]
     if unknown:
         raise ConfigError(f"unknown tool(s) {', '.join(unknown)}; choose from {', '.join(ALL_TOOLS)}")

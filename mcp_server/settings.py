@@ -43,6 +43,8 @@ class Settings(BaseSettings):
     """Weights of the `run_tests` reward components; they are normalised to sum to 1."""
     redact_patterns: list[str] = Field(default_factory=list)
     """Extra regular expressions whose matches are redacted before anything is stored."""
+    no_skills: bool = False
+    """Ablation mode (`skillbank serve --no-skills`): `search_skills` is not listed and `run_tests` suggests none."""
     distill_on_close: bool = False
     """Run the heuristic distiller in the background whenever a trajectory closes."""
     prune_unused_days: int = Field(default=90, ge=1)

@@ -39,9 +39,14 @@ def serve(
     tools: Annotated[str | None, typer.Option(help="Comma-separated tools to expose (default: all).")] = None,
     allow_exec: Annotated[bool, typer.Option(help="Expose run_tests and apply_patch over HTTP.")] = False,
     allowed_host: Annotated[list[str] | None, typer.Option(help="Extra Host header value to accept (HTTP).")] = None,
+    no_skills: Annotated[
+        bool, typer.Option("--no-skills", help="Ablation: no search_skills tool, no suggested_skills.")
+    ] = False,
 ) -> None:
     """Run the MCP server."""
     settings = load_settings()
+    if no_skills:
+        settings = settings.model_copy(update={"no_skills": True})
     logging.basicConfig(level=settings.log_level, format="skillbank %(levelname)s %(name)s: %(message)s")
     chosen = select_tools(transport, tools, allow_exec)
     limit_arenas()

@@ -14,8 +14,8 @@ from mcp_server.deps import Deps
 from mcp_server.errors import refusals_as_tool_errors, tool_result
 from mcp_server.lazy import SkillBankUnavailable
 from mcp_server.tools.search import SkillHit
-from sandbox.models import TestRunResult
-from sandbox.runner import RunnerConfig, failure_queries, run_tests
+from sandbox.testing.models import TestRunResult
+from sandbox.testing.runner import RunnerConfig, failure_queries, run_tests
 from skills_store.bank import SkillBank
 from skills_store.truncate import truncate_text
 
@@ -104,7 +104,7 @@ def register(server: MCPServer, deps: Deps) -> None:
                         deps.workspace, tests=tests, command=command, timeout_s=timeout_s, backend=chosen, config=config
                     )
                 )
-            if result.status in ("failed", "error"):
+            if result.status in ("failed", "error") and not settings.no_skills:
                 result.suggested_skills = [h.model_dump(mode="json") for h in await _suggest(deps, result)]
             call.summary = {
                 "status": result.status,

@@ -50,3 +50,17 @@ async def test_a_corrupt_data_dir_stops_the_server_with_a_message_naming_the_pat
     assert out.returncode == 2
     assert f"{home / 'catalog.db'} is not a SQLite database" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+async def test_serve_no_skills_hides_search_and_suggests_nothing_over_stdio(tmp_path: Path, skillbank_exe) -> None:
+    (tmp_path / "test_fail.py").write_text("def test_import():\n    import yaml_that_is_not_installed\n")
+    env = {**os.environ, "SKILLBANK_HOME": str(tmp_path / "home"), "SKILLBANK_TEST_PYTHON": sys.executable}
+    args = ["serve", "--no-skills", "--workspace", str(tmp_path)]
+    async with Client(StdioServerParameters(command=skillbank_exe, args=args, env=env)) as client:
+        names = sorted(t.name for t in (await client.list_tools()).tools)
+        ran = await client.call_tool("run_tests", {"backend": "local"})
+        searched = await client.call_tool("search_skills", {"query": "ModuleNotFoundError"})
+    assert names == ["apply_patch", "record_trajectory", "run_tests"]
+    assert ran.structured_content["status"] == "failed"
+    assert ran.structured_content["suggested_skills"] == []
+    assert searched.is_error

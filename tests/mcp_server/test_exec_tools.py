@@ -146,3 +146,14 @@ async def test_names_the_os_cannot_handle_are_clear_tool_errors(settings: Settin
     assert ran.is_error
     assert "File name too long" in ran.content[0].text
     assert tree_hash(repo) == before
+
+
+async def test_the_no_skills_ablation_lists_no_search_and_suggests_nothing(settings: Settings) -> None:
+    deps = build_deps(settings.model_copy(update={"no_skills": True}))
+    async with Client(create_server(deps)) as client:
+        listed = {t.name for t in (await client.list_tools()).tools}
+        failing = await client.call_tool("run_tests", {})
+    assert listed == {"apply_patch", "run_tests", "record_trajectory"}
+    assert failing.structured_content["status"] == "failed"
+    assert failing.structured_content["suggested_skills"] == []
+    assert "Skills from earlier sessions" not in failing.content[0].text
