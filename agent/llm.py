@@ -1,14 +1,15 @@
 """Model selection: a `--llm` / `--model` string -> a pydantic-ai model, with the keys it needs checked up front.
 
-    openai:gpt-4o                  OpenAI; needs OPENAI_API_KEY
+    openai:gpt-4o                  OpenAI Responses API; needs OPENAI_API_KEY
     openai:<model> + OPENAI_BASE_URL
-                                   any OpenAI-compatible gateway (vLLM, Ollama, LiteLLM, OpenRouter...);
-                                   OPENAI_API_KEY when the gateway wants one
-    <model> + OPENAI_BASE_URL      the same, without the prefix
-    anthropic:claude-sonnet-4-5    Anthropic; needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional)
+                                   Chat Completions at that URL: the API every OpenAI-compatible gateway speaks
+                                   (vLLM, llama.cpp, Ollama, LiteLLM, OpenRouter...); OPENAI_API_KEY when it wants one
+    openai-chat:<model>            Chat Completions, at OPENAI_BASE_URL when set, else at OpenAI
+    <model> + OPENAI_BASE_URL      the same as openai:<model>, without the prefix
+    anthropic:claude-sonnet-4-5    Anthropic Messages API; needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional)
 
-The environment is passed in (the CLI reads it once); nothing here reads `os.environ`. A missing key or an unknown
-provider is a `ModelConfigError` naming the variable to set, raised before any request is made.
+The environment is passed in (the CLI reads it once); nothing here reads `os.environ`. A missing key, a malformed
+base URL or an unknown provider is a `ModelConfigError` naming the variable to set, raised before any request.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from skills_store.errors import ConfigError
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
-PROVIDERS = ("openai", "anthropic")
+PROVIDERS = ("openai", "openai-chat", "anthropic")
 #: Placeholder key for gateways that need none (the OpenAI client refuses an empty key).
 NO_KEY = "not-needed"
 
@@ -54,25 +55,38 @@ def split_spec(spec: str, env: Mapping[str, str]) -> tuple[str, str]:
     return provider, name.strip()
 
 
+def _base_url(env: Mapping[str, str], variable: str) -> str | None:
+    url = (env.get(variable) or "").strip()
+    if not url:
+        return None
+    if not url.startswith(("http://", "https://")) or len(url.split("://", 1)[1].strip("/")) == 0:
+        raise ModelConfigError(f"{variable}={url!r} is not an http(s) URL; set it like {variable}=http://host:8000/v1")
+    return url
+
+
 def resolve_model(spec: str, env: Mapping[str, str]) -> Model:
     """The pydantic-ai model for `spec` (see the module doc). Makes no request."""
     provider, name = split_spec(spec, env)
-    if provider == "openai":
-        from pydantic_ai.models.openai import OpenAIChatModel
+    if provider in ("openai", "openai-chat"):
+        from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
-        base_url = env.get("OPENAI_BASE_URL") or None
+        base_url = _base_url(env, "OPENAI_BASE_URL")
         key = env.get("OPENAI_API_KEY") or None
         if key is None and base_url is None:
             raise ModelConfigError(
                 f"OPENAI_API_KEY is not set, and {spec!r} needs it: export OPENAI_API_KEY=..., or set "
                 "OPENAI_BASE_URL to use an OpenAI-compatible gateway"
             )
-        return OpenAIChatModel(name, provider=OpenAIProvider(base_url=base_url, api_key=key or NO_KEY))
+        openai = OpenAIProvider(base_url=base_url, api_key=key or NO_KEY)
+        if provider == "openai" and base_url is None:
+            return OpenAIResponsesModel(name, provider=openai)
+        return OpenAIChatModel(name, provider=openai)
     from pydantic_ai.models.anthropic import AnthropicModel
     from pydantic_ai.providers.anthropic import AnthropicProvider
 
     key = env.get("ANTHROPIC_API_KEY") or None
     if key is None:
         raise ModelConfigError(f"ANTHROPIC_API_KEY is not set, and {spec!r} needs it: export ANTHROPIC_API_KEY=...")
-    return AnthropicModel(name, provider=AnthropicProvider(api_key=key, base_url=env.get("ANTHROPIC_BASE_URL") or None))
+    base_url = _base_url(env, "ANTHROPIC_BASE_URL")
+    return AnthropicModel(name, provider=AnthropicProvider(api_key=key, base_url=base_url))

@@ -1,20 +1,29 @@
-"""`agent.llm.resolve_model`: --llm strings to pydantic-ai models, missing keys refused up front."""
+"""`agent.llm.resolve_model`: --llm / --model strings to pydantic-ai models, missing keys refused up front."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic_ai.models.anthropic import AnthropicModel
-from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 
 from agent.llm import ModelConfigError, resolve_model
 from skills_store.errors import ConfigError
 
 
-def test_an_openai_model_with_a_key_resolves() -> None:
+def test_an_openai_model_with_a_key_uses_the_responses_api() -> None:
     model = resolve_model("openai:gpt-4o", {"OPENAI_API_KEY": "sk-test"})
-    assert isinstance(model, OpenAIChatModel)
+    assert isinstance(model, OpenAIResponsesModel)
     assert model.model_name == "gpt-4o"
     assert model.base_url.startswith("https://api.openai.com")
+
+
+def test_openai_chat_uses_chat_completions_with_or_without_a_gateway() -> None:
+    direct = resolve_model("openai-chat:gpt-4o", {"OPENAI_API_KEY": "sk-test"})
+    assert isinstance(direct, OpenAIChatModel)
+    assert direct.base_url.startswith("https://api.openai.com")
+    gateway = resolve_model("openai-chat:qwen", {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert isinstance(gateway, OpenAIChatModel)
+    assert gateway.base_url.startswith("http://127.0.0.1:9/v1")
 
 
 def test_a_gateway_url_routes_openai_models_and_bare_names_through_it() -> None:
@@ -46,6 +55,8 @@ def test_an_anthropic_model_with_a_key_resolves() -> None:
         ("mistral:large", {}, "unknown model provider 'mistral'"),
         ("openai:", {"OPENAI_API_KEY": "k"}, "no model name after the colon"),
         ("  ", {}, "the model is empty"),
+        ("openai:qwen", {"OPENAI_BASE_URL": "localhost:8000"}, "OPENAI_BASE_URL='localhost:8000' is not an http"),
+        ("anthropic:c", {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "ftp://x"}, "ANTHROPIC_BASE_URL='ftp://x'"),
     ],
 )
 def test_bad_model_strings_and_missing_keys_are_config_errors_that_say_what_to_set(
