@@ -21,10 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.common import ROOT, machine, write_report
-from sandbox.config import RunnerConfig
-from sandbox.engine import docker_problem, open_client, stop_containers
-from sandbox.local import LocalConfig
-from sandbox.runner import run_tests
+from sandbox.exec.docker_engine import docker_problem, open_client, stop_containers
+from sandbox.exec.local import LocalConfig
+from sandbox.testing.config import RunnerConfig
+from sandbox.testing.runner import run_tests
 
 CACHE = ROOT / ".bench-cache"
 PROJECT, VERSION = "more-itertools", "10.5.0"

@@ -8,19 +8,27 @@ HOME and TMPDIR live there, and so do files the caller wants back (the junit rep
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import shutil
 import signal
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
+from sandbox.errors import SandboxConfigError
+
 #: Environment variables a sandboxed command inherits from the host (all others are dropped).
 ENV_ALLOWLIST = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM")
 #: Names that look like credentials; they are dropped even when allow-listed or passed through.
 SECRET_NAME_RE = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE", re.IGNORECASE)
+#: Host variables about skillbank itself (its data dir, its Chroma server): never passed to a sandboxed command.
+OWN_PREFIX = "SKILLBANK_"
 #: The PATH inside a sandbox when the host has none.
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -109,21 +117,34 @@ class TailBuffer:
 
 
 def scrub_env(
-    host: Mapping[str, str], extra: Mapping[str, str] | None, passthrough: Sequence[str] = ()
+    host: Mapping[str, str],
+    extra: Mapping[str, str] | None,
+    passthrough: Sequence[str] = (),
+    hidden: Sequence[Path] = (),
 ) -> dict[str, str]:
     """The environment of a sandboxed command: allow-listed host variables, minus anything that looks secret.
 
     `passthrough` names more host variables to keep; `extra` (set by the caller) is added as given, except
     that names which look like credentials are dropped there too, and that a `PATH` in `extra` is put in front of
-    the sandbox's own PATH rather than replacing it.
+    the sandbox's own PATH rather than replacing it. `SKILLBANK_*` host variables and any value that names one of
+    the `hidden` paths (the skillbank data dir) are dropped, so a test is not told where the server keeps its state.
     """
     names = set(ENV_ALLOWLIST) | set(passthrough)
-    env = {k: v for k, v in host.items() if (k in names or k.startswith("LC_")) and not SECRET_NAME_RE.search(k)}
+    marks = [str(path) for path in hidden]
+
+    def keep(key: str, value: str) -> bool:
+        return not SECRET_NAME_RE.search(key) and not any(mark in value for mark in marks)
+
+    env = {
+        k: v
+        for k, v in host.items()
+        if (k in names or k.startswith("LC_")) and not k.startswith(OWN_PREFIX) and keep(k, v)
+    }
     env.setdefault("PATH", DEFAULT_PATH)
     for key, value in (extra or {}).items():
         if key == "PATH":
             env["PATH"] = f"{value}:{env['PATH']}"
-        elif not SECRET_NAME_RE.search(key):
+        elif keep(key, value):
             env[key] = value
     return env
 
@@ -136,6 +157,35 @@ def sandbox_env(scratch: Path, base: dict[str, str]) -> dict[str, str]:
     env = dict(base)
     env.update(HOME=str(home), TMPDIR=str(tmp), NO_COLOR="1", PY_COLORS="0")
     return env
+
+
+def scratch_root(configured: Path | None, backend: str) -> Path:
+    """The directory a backend makes its scratch dirs in: `configured`, else `<system temp>/skillbank-<uid>-<backend>`.
+
+    Made private (0700) to this user; a root that is a link or belongs to someone else (planted in a shared /tmp)
+    raises `SandboxConfigError` instead of being used.
+    """
+    root = configured or Path(tempfile.gettempdir()) / f"skillbank-{os.getuid()}-{backend}"
+    try:
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        info = root.lstat()
+    except OSError as exc:
+        raise SandboxConfigError(f"cannot create the sandbox scratch dir {root}: {exc.strerror}") from exc
+    if root.is_symlink() or not root.is_dir() or info.st_uid != os.getuid():
+        raise SandboxConfigError(
+            f"the sandbox scratch dir {root} is a link or belongs to another user; remove it or configure another"
+        )
+    return root
+
+
+@contextlib.contextmanager
+def fresh_scratch(root: Path) -> Iterator[Path]:
+    """A new private directory under `root`, removed with everything in it on exit."""
+    path = Path(tempfile.mkdtemp(prefix="run-", dir=root))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def shell_exit_code(returncode: int) -> int:

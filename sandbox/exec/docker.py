@@ -2,10 +2,11 @@
 
 The container has no network, memory/CPU/pids limits, a read-only root, all capabilities dropped, and runs as the
 host user; the workspace is bind-mounted read-write at its own path, the host's interpreter dirs read-only (see
-`sandbox.image`). Each command runs under `timeout -s KILL` inside the container and the host kills the container
+`sandbox.exec.image`). Each command runs under `timeout -s KILL` inside the container and the host kills the container
 as well if it overruns. After a timeout, or when a command leaves processes behind, the container is removed and the
 next run starts a fresh one; otherwise it stays warm and is reused. An idle container exits by itself after
-`idle_minutes`.
+`idle_minutes`. The `hidden` paths (the skillbank data dir) are never mounted; where one lies inside a mount (a
+data dir inside the workspace) an empty read-only tmpfs covers it.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,10 +23,20 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from sandbox.base import DEFAULT_PATH, ExecResult, TailBuffer, minimal_roots, path_is_under, sandbox_env, scrub_env
-from sandbox.engine import CONTAINER_LABEL, STATE_LABEL, make_client
 from sandbox.errors import BackendUnavailable
-from sandbox.image import DEFAULT_IMAGE, system_mounts
+from sandbox.exec.base import (
+    DEFAULT_PATH,
+    ExecResult,
+    TailBuffer,
+    fresh_scratch,
+    minimal_roots,
+    path_is_under,
+    sandbox_env,
+    scratch_root,
+    scrub_env,
+)
+from sandbox.exec.docker_engine import CONTAINER_LABEL, STATE_LABEL, make_client
+from sandbox.exec.image import DEFAULT_IMAGE, system_mounts
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -60,7 +69,7 @@ class DockerConfig(BaseModel):
     kill_grace_s: float = Field(default=5.0, gt=0)
     """The host kills the container this long after the in-container timeout should have fired."""
     state_dir: Path | None = None
-    """Host dir for the containers' scratch dirs; default `<tmp>/skillbank-docker`."""
+    """Host dir for the containers' scratch dirs; default `<tmp>/skillbank-<uid>-docker`."""
 
 
 class DockerSandbox:
@@ -74,15 +83,16 @@ class DockerSandbox:
         image: str = DEFAULT_IMAGE,
         config: DockerConfig | None = None,
         ro_paths: Sequence[Path] = (),
+        hidden: Sequence[Path] = (),
     ) -> None:
         self.workspace = workspace.resolve()
         self.image = image
         self.config = config or DockerConfig()
         self.ro_paths = [Path(p) for p in ro_paths]
+        self.hidden = minimal_roots([Path(p).resolve() for p in hidden])
         digest = hashlib.sha256(f"{self.workspace}\0{image}".encode()).hexdigest()[:16]
         self.container_name = f"skillbank-{digest}"
-        root = self.config.state_dir or Path(tempfile.gettempdir()) / "skillbank-docker"
-        self.state = root / self.container_name
+        self.state = scratch_root(self.config.state_dir, "docker") / self.container_name
         self._client: DockerClient | None = None
         self._container: Container | None = None
 
@@ -115,11 +125,8 @@ class DockerSandbox:
     @contextlib.contextmanager
     def scratch(self) -> Iterator[Path]:
         self._container = self.container()
-        path = Path(tempfile.mkdtemp(prefix="run-", dir=self.state))
-        try:
+        with fresh_scratch(self.state) as path:
             yield path
-        finally:
-            shutil.rmtree(path, ignore_errors=True)
 
     def container(self) -> Container:
         """The running warm container for this workspace, created (or replaced) when needed."""
@@ -168,6 +175,10 @@ class DockerSandbox:
             # Host git reads this repo's config later: the tests must not plant a filter the host would run.
             volumes[str(git_dir)] = {"bind": str(git_dir), "mode": "ro"}
         volumes[str(self.state)] = {"bind": str(self.state), "mode": "rw"}
+        tmpfs = {"/tmp": f"rw,nosuid,nodev,size={cfg.tmpfs_mb}m,mode=1777"}
+        for path in self.hidden:  # inside a mount (the workspace, say): covered by an empty read-only tmpfs
+            if path.is_dir() and path_is_under(path, [Path(v) for v in volumes]):
+                tmpfs[str(path)] = "ro,nosuid,nodev,size=4k,mode=0555"
         mib = 1024 * 1024
         ulimits = [
             docker.types.Ulimit(name="fsize", soft=cfg.max_file_mb * mib, hard=cfg.max_file_mb * mib),
@@ -186,7 +197,7 @@ class DockerSandbox:
             "nano_cpus": int(cfg.cpus * 1e9),
             "pids_limit": cfg.pids_limit,
             "read_only": True,
-            "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={cfg.tmpfs_mb}m,mode=1777"},
+            "tmpfs": tmpfs,
             "volumes": volumes,
             "user": f"{os.getuid()}:{os.getgid()}",
             "cap_drop": ["ALL"],
@@ -198,9 +209,10 @@ class DockerSandbox:
         }
 
     def _ro_mounts(self) -> list[Path]:
+        """The system dirs and the interpreter's dirs, read-only; none of them inside a hidden path."""
         system = system_mounts()
         extra = [p for p in self.ro_paths if p.exists() and not path_is_under(p, [*system, self.workspace])]
-        return [*system, *minimal_roots(extra)]
+        return [p for p in [*system, *minimal_roots(extra)] if not path_is_under(p.resolve(), self.hidden)]
 
     def run(
         self,
@@ -217,7 +229,7 @@ class DockerSandbox:
         import docker
 
         host = {**os.environ, "PATH": DEFAULT_PATH}
-        run_env = sandbox_env(scratch, scrub_env(host, env))
+        run_env = sandbox_env(scratch, scrub_env(host, env, hidden=self.hidden))
         argv = ["timeout", "-s", "KILL", f"{timeout:g}", *command]
         environment = [f"{k}={v}" for k, v in run_env.items()]
         for attempt in range(2):

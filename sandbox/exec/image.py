@@ -7,7 +7,7 @@ where those are real directories), the loader cache, and the test interpreter's 
 and the workspace read-write. Tests therefore run with exactly the interpreter and packages they have on the host,
 behind the container's walls: no network, memory/CPU/pids limits, a read-only root, and nothing else of the host.
 
-Run `skillbank sandbox build-image` (or `python -m sandbox.image`) once per engine.
+Run `skillbank sandbox build-image` (or `python -m sandbox.exec.image`) once per engine.
 """
 
 from __future__ import annotations
@@ -99,10 +99,10 @@ def build_image(client: DockerClient, tag: str = DEFAULT_IMAGE) -> ImageInfo:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m sandbox.image [--tag TAG] [--base-url URL]`: build the image on the local engine."""
-    from sandbox.engine import open_client
+    """`python -m sandbox.exec.image [--tag TAG] [--base-url URL]`: build the image on the local engine."""
+    from sandbox.exec.docker_engine import open_client
 
-    parser = argparse.ArgumentParser(prog="python -m sandbox.image", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m sandbox.exec.image", description=__doc__.splitlines()[0])
     parser.add_argument("--tag", default=DEFAULT_IMAGE, help=f"image tag (default {DEFAULT_IMAGE})")
     parser.add_argument("--base-url", default=None, help="Docker engine address (default: DOCKER_HOST)")
     args = parser.parse_args(argv)

@@ -20,9 +20,11 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from sandbox.base import minimal_roots, path_is_under
 from sandbox.errors import InterpreterNotFound
+from sandbox.exec.base import minimal_roots, path_is_under
 
+#: What the caller can do when no interpreter is found, without the operator.
+WORKAROUND = "pass `command` to run_tests (e.g. 'pytest -q'), or create a `.venv` in the workspace"
 _QUERY = "import json, sys; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix]))"
 
 
@@ -49,7 +51,8 @@ def find_interpreter(workspace: Path, test_python: str | None = None, host_path:
         if not found or not Path(found).exists():
             raise InterpreterNotFound(
                 f"the configured test python {test_python!r} does not exist; fix SKILLBANK_TEST_PYTHON, create a "
-                "`.venv` in the workspace, or pass `command` to run_tests"
+                "`.venv` in the workspace, or pass `command` to run_tests",
+                workaround=WORKAROUND,
             )
         return _operator_interpreter(str(Path(found).absolute()), "configured")
     for name in ("python", "python3"):
@@ -58,7 +61,8 @@ def find_interpreter(workspace: Path, test_python: str | None = None, host_path:
             return _operator_interpreter(found, "path")
     raise InterpreterNotFound(
         "no Python found for the tests: create a `.venv` in the workspace, set SKILLBANK_TEST_PYTHON, "
-        "or pass `command` to run_tests"
+        "or pass `command` to run_tests",
+        workaround=WORKAROUND,
     )
 
 
@@ -137,6 +141,7 @@ def _query(python: str) -> tuple[str, str, str]:
     except (OSError, subprocess.SubprocessError, ValueError, TypeError, IndexError) as exc:
         raise InterpreterNotFound(
             f"the test python {python!r} does not run ({exc}); fix SKILLBANK_TEST_PYTHON, create a `.venv` in the "
-            "workspace, or pass `command` to run_tests"
+            "workspace, or pass `command` to run_tests",
+            workaround=WORKAROUND,
         ) from exc
     return str(executable or python), str(prefix), str(base_prefix)

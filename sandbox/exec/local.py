@@ -4,7 +4,11 @@ Always: its own session and process group (killed as a whole on timeout and when
 address space, CPU time, file size and open files, an environment scrubbed of keys and tokens, a temp HOME and
 TMPDIR, output capped to its tail, and a pids cgroup when the host lets us make one. With bubblewrap (`bwrap`)
 also: a read-only view of the host, the real HOME hidden, only the workspace and the scratch dir writable, and
-new network, pid, ipc and uts namespaces (no network at all; every process dies with the sandbox's init).
+new network, pid, ipc and uts namespaces (no network at all; every process dies with the sandbox's init), and
+the `hidden` paths (the skillbank data dir) behind empty read-only tmpfs mounts.
+
+Without bubblewrap the host's files are the user's own files: a test could still open the data dir if it guessed
+its path. The sandbox then only keeps the path out of the command's environment (and says so in `warnings`).
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
@@ -24,11 +27,22 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from sandbox.base import ExecResult, TailBuffer, minimal_roots, path_is_under, sandbox_env, scrub_env, shell_exit_code
-from sandbox.cgroup import PidsCgroup
-from sandbox.pump import pump_process
+from sandbox.exec.base import (
+    ExecResult,
+    TailBuffer,
+    fresh_scratch,
+    minimal_roots,
+    path_is_under,
+    sandbox_env,
+    scratch_root,
+    scrub_env,
+    shell_exit_code,
+)
+from sandbox.exec.cgroup import PidsCgroup
+from sandbox.exec.pump import pump_process
 
 UNFENCED_WARNING = "files outside the workspace are not protected (no bubblewrap)"
+UNMASKED_WARNING = "the skillbank data dir is not hidden from the tests (no bubblewrap); only its path is withheld"
 NO_CGROUP_WARNING = "process count not bounded (no pids cgroup here); only the timeout stops a fork bomb"
 
 #: Applies the rlimits, joins the cgroup, then becomes the command (run as `python -I -S -c _SHIM SPEC`).
@@ -71,15 +85,24 @@ class LocalConfig(BaseModel):
     """More host variables to pass to commands (names that look secret are dropped anyway)."""
     kill_grace_s: float = Field(default=3.0, gt=0)
     """After a kill, how long to wait for the processes to go and the pipes to close."""
+    scratch_dir: Path | None = None
+    """Host dir for the scratch dirs (HOME, TMPDIR, the junit report); default `<tmp>/skillbank-<uid>-local`."""
 
 
 class LocalSandbox:
     """Runs commands on the host (see the module docstring for what it isolates)."""
 
-    def __init__(self, workspace: Path, config: LocalConfig | None = None, ro_paths: Sequence[Path] = ()) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        config: LocalConfig | None = None,
+        ro_paths: Sequence[Path] = (),
+        hidden: Sequence[Path] = (),
+    ) -> None:
         self.workspace = workspace.resolve()
         self.config = config or LocalConfig()
         self.ro_paths = [Path(p) for p in ro_paths]
+        self.hidden = minimal_roots([Path(p).resolve() for p in hidden])
         self._warnings: list[str] = []
         self._bwrap: str | None = None
         if self.config.use_bwrap:
@@ -93,6 +116,8 @@ class LocalSandbox:
             self._warnings.append("network could not be cut (bubblewrap turned off)")
         if self._bwrap is None:
             self._warnings.append(UNFENCED_WARNING)
+            if self.hidden:
+                self._warnings.append(UNMASKED_WARNING)
         self.name = "local+bwrap" if self._bwrap else "local"
 
     @property
@@ -101,11 +126,8 @@ class LocalSandbox:
 
     @contextlib.contextmanager
     def scratch(self) -> Iterator[Path]:
-        path = Path(tempfile.mkdtemp(prefix="skillbank-run-"))
-        try:
+        with fresh_scratch(scratch_root(self.config.scratch_dir, "local")) as path:
             yield path
-        finally:
-            shutil.rmtree(path, ignore_errors=True)
 
     def close(self) -> None:
         """Nothing is held between runs."""
@@ -128,7 +150,7 @@ class LocalSandbox:
         if scratch is None:
             with self.scratch() as fresh:
                 return self.run(command, cwd=cwd, timeout=timeout, env=env, scratch=fresh)
-        run_env = sandbox_env(scratch, scrub_env(os.environ, env, self.config.env_passthrough))
+        run_env = sandbox_env(scratch, scrub_env(os.environ, env, self.config.env_passthrough, self.hidden))
         program = command[0] if command else ""
         if not (shutil.which(program, path=run_env["PATH"]) if "/" not in program else (cwd / program).exists()):
             message = f"skillbank sandbox: cannot run {program!r}: not found\n"
@@ -222,8 +244,27 @@ class LocalSandbox:
             # Host git reads this repo's config later (the syntax reward): the tests must not be able to plant
             # a filter or hook there that the host would then run outside the sandbox.
             args += ["--ro-bind", str(git_dir), str(git_dir)]
+        args += self._mask_args()
         args += ["--chdir", str(cwd)]
         return [*args, "--"]
+
+    def _mask_args(self) -> list[str]:
+        """Empty read-only tmpfs mounts over the hidden paths, last so that no bind above brings them back.
+
+        A hidden dir inside the workspace (a project-local SKILLBANK_HOME) is covered too; a workspace inside a
+        hidden dir is bound again on top, so the tests still see their own files and nothing else of it.
+        """
+        args: list[str] = []
+        rebind = False
+        for path in self.hidden:
+            if path.is_dir():
+                args += ["--perms", "0555", "--tmpfs", str(path), "--remount-ro", str(path)]
+            elif path.exists():
+                args += ["--ro-bind", "/dev/null", str(path)]
+            rebind = rebind or path_is_under(self.workspace, [path])
+        if rebind:
+            args += ["--bind", str(self.workspace), str(self.workspace)]
+        return args
 
 
 def _home() -> Path | None:

@@ -12,7 +12,7 @@ import selectors
 import subprocess
 import time
 
-from sandbox.base import TailBuffer
+from sandbox.exec.base import TailBuffer
 
 _CHUNK = 1 << 16
 #: How often the exit is checked when the kernel has no pidfd.

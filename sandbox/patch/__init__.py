@@ -4,7 +4,7 @@
 whose message tells the model what to fix. No MCP imports here: `mcp_server/` adapts it.
 """
 
-from sandbox.patch.engine import apply_patch
+from sandbox.patch.apply import apply_patch
 from sandbox.patch.models import MAX_PATCH_BYTES, FileChange, MatchLevel, PatchResult, SyntaxIssue
 
 __all__ = ["MAX_PATCH_BYTES", "FileChange", "MatchLevel", "PatchResult", "SyntaxIssue", "apply_patch"]

@@ -7,7 +7,7 @@ import difflib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from sandbox.patch.apply import FileOutcome, HunkResult
+from sandbox.patch.hunks import FileOutcome, HunkResult
 from sandbox.patch.match import Ambiguity, AnchorMissing, fold
 from sandbox.patch.ops import FilePatch, Hunk
 

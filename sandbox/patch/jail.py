@@ -7,7 +7,7 @@ import re
 import stat
 from pathlib import Path
 
-from sandbox.errors import PatchError
+from sandbox.errors import PatchError, WorkspaceUnavailable
 
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
 
@@ -48,9 +48,11 @@ class Jail:
         try:
             self.root = root.resolve(strict=True)
         except OSError as exc:
-            raise PatchError(f"apply_patch refused: the workspace root {root} does not exist ({exc})") from exc
+            raise WorkspaceUnavailable(
+                f"the workspace {root} does not exist ({exc.strerror}); restart the server in it"
+            ) from exc
         if not self.root.is_dir():
-            raise PatchError(f"apply_patch refused: the workspace root {root} is not a directory")
+            raise WorkspaceUnavailable(f"the workspace {root} is not a directory; restart the server in a repository")
         self._root = str(self.root)
         self._prefix = os.path.join(self._root, "")
 

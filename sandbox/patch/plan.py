@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sandbox.errors import PatchError
-from sandbox.patch.apply import FileOutcome, apply_hunks
 from sandbox.patch.feedback import Problem, Refusal, applied_summary
+from sandbox.patch.hunks import FileOutcome, apply_hunks
 from sandbox.patch.jail import Jail, check_creatable
 from sandbox.patch.models import MATCH_LEVELS, STRICT_LEVELS, FileAction, FileChange, MatchLevel
 from sandbox.patch.ops import FilePatch

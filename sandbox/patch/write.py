@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.errors import PatchError
+from sandbox.errors import PatchError, WriteFailed
 
 _TEMP_PREFIX = ".skillbank-patch-"
 
@@ -29,10 +29,6 @@ class WriteOp:
     original_mode: int | None
     stamp: tuple[int, int] | None = None
     """(mtime in ns, size) of the file when it was read; None when it did not exist."""
-
-
-class WriteFailed(PatchError):
-    """The operating system refused a write; everything was rolled back."""
 
 
 class ChangedMeanwhile(PatchError):

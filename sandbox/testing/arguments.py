@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.errors import RequestRefused
+from sandbox.errors import RequestRefused, WorkspaceUnavailable
 
 BACKENDS = ("auto", "local", "docker")
 MAX_TIMEOUT_S = 3600
@@ -20,7 +20,9 @@ MAX_COMMAND_CHARS = 10000
 def check_workspace(workspace: Path) -> Path:
     resolved = Path(workspace).resolve()
     if not resolved.is_dir():
-        raise RequestRefused(f"the workspace {str(workspace)!r} is not a directory; start the server in a repository")
+        raise WorkspaceUnavailable(
+            f"the workspace {str(workspace)!r} is not a directory; start the server in a repository"
+        )
     return resolved
 
 

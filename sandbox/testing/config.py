@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, Field, field_validator
 
-from sandbox.docker import DockerConfig
-from sandbox.image import DEFAULT_IMAGE
-from sandbox.local import LocalConfig
-from sandbox.reward import DEFAULT_WEIGHTS, normalise_weights
+from sandbox.exec.docker import DockerConfig
+from sandbox.exec.image import DEFAULT_IMAGE
+from sandbox.exec.local import LocalConfig
+from sandbox.testing.reward import DEFAULT_WEIGHTS, normalise_weights
 
 
 class RunnerConfig(BaseModel):
-    """How tests are run, reported and scored. Map from `Settings`: `test_python`, `reward_weights`, `docker_image`."""
+    """How tests are run, reported and scored. The caller maps `Settings` onto it: `test_python`,
+    `reward_weights`, `docker_image`, and `home` into `hidden_paths`."""
 
     test_python: str | None = None
     """Interpreter of the default command when the workspace has no `.venv` (SKILLBANK_TEST_PYTHON); a path or a
@@ -24,6 +27,9 @@ class RunnerConfig(BaseModel):
     """Limits and isolation of the local backend."""
     docker: DockerConfig = Field(default_factory=DockerConfig)
     """Limits of the Docker backend."""
+    hidden_paths: list[Path] = Field(default_factory=list)
+    """Host paths no test may see, in either backend: the skillbank data dir (`trajectories.db`, `catalog.db`,
+    `chroma/`, i.e. other sessions' history). The caller sets it from `Settings.home`."""
     max_tests: int = Field(default=500, ge=1)
     """Most tests listed in a result; failures come first, passing and skipped ones are left out beyond this."""
     message_chars: int = Field(default=1500, ge=80)

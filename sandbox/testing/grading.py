@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
-from sandbox.models import TestRunResult
+from sandbox.testing.models import TestRunResult
 
 PASSING = frozenset({"passed", "xfailed"})
 

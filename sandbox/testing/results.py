@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from sandbox.models import Outcome, TestCase
+from sandbox.testing.models import Outcome, TestCase
 
 #: The pytest options that make the reports parsed here (added to the default command).
 PYTEST_REPORT_ARGS = ("-rfEsxXp", "-o", "junit_family=xunit1")

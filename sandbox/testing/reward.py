@@ -20,8 +20,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from sandbox.models import Reward, SyntaxProblem
 from sandbox.syntax import syntax_error
+from sandbox.testing.models import Reward, SyntaxProblem
 
 #: Default weights; `Settings.reward_weights` (SKILLBANK_REWARD_WEIGHTS) overrides them.
 DEFAULT_WEIGHTS: dict[str, float] = {"syntax": 0.2, "runtime": 0.2, "pass_rate": 0.6}

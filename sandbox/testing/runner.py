@@ -1,6 +1,6 @@
 """The core of the `run_tests` tool: run a workspace's tests in a sandbox, read every test's outcome, score it.
 
-The default command is the workspace's interpreter (see `sandbox.interpreter`) as `-m pytest`, with a junit
+The default command is the workspace's interpreter (see `sandbox.exec.interpreter`) as `-m pytest`, with a junit
 report in the sandbox's scratch dir and the short summary on; `command` replaces it for other runners (status
 then comes from the exit code alone). The MCP adapter adds `suggested_skills`, searched with `failure_queries`.
 """
@@ -12,14 +12,14 @@ import shlex
 from pathlib import Path
 from typing import Literal
 
-from sandbox.arguments import check_backend, check_command, check_tests, check_timeout, check_workspace
-from sandbox.backends import open_sandbox
-from sandbox.base import ExecResult
-from sandbox.config import RunnerConfig
 from sandbox.errors import InterpreterNotFound
-from sandbox.interpreter import Interpreter, find_interpreter
-from sandbox.models import Reward, TestCase, TestRunResult
-from sandbox.results import (
+from sandbox.exec.backends import open_sandbox
+from sandbox.exec.base import ExecResult
+from sandbox.exec.interpreter import Interpreter, find_interpreter
+from sandbox.testing.arguments import check_backend, check_command, check_tests, check_timeout, check_workspace
+from sandbox.testing.config import RunnerConfig
+from sandbox.testing.models import Reward, TestCase, TestRunResult
+from sandbox.testing.results import (
     PYTEST_REPORT_ARGS,
     ParsedReport,
     exception_line,
@@ -28,8 +28,8 @@ from sandbox.results import (
     parse_summary,
     summary_totals,
 )
-from sandbox.reward import SyntaxReport, check_syntax, compute_reward, pass_rate
-from sandbox.status import count_outcomes, decide_status, order_tests, output_tail
+from sandbox.testing.reward import SyntaxReport, check_syntax, compute_reward, pass_rate
+from sandbox.testing.status import count_outcomes, decide_status, order_tests, output_tail
 
 __all__ = ["Reward", "RunnerConfig", "TestCase", "TestRunResult", "failure_queries", "run_tests"]
 
@@ -58,7 +58,15 @@ def run_tests(
     command = check_command(command)
     interpreter = _interpreter(ws, config, required=command is None)
     syntax = check_syntax(ws)
-    sandbox = open_sandbox(backend_name, ws, config, interpreter.roots if interpreter else ())
+    sandbox = open_sandbox(
+        backend_name,
+        ws,
+        image=config.docker_image,
+        local=config.local,
+        docker=config.docker,
+        ro_paths=interpreter.roots if interpreter else (),
+        hidden=config.hidden_paths,
+    )
     try:
         with sandbox.scratch() as scratch:
             junit_path = scratch / "junit.xml"

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from sandbox.base import ExecResult, describe_exit
-from sandbox.models import OUTCOME_ORDER, RunStatus, TestCase
-from sandbox.results import ParsedReport
+from sandbox.exec.base import ExecResult, describe_exit
+from sandbox.testing.models import OUTCOME_ORDER, RunStatus, TestCase
+from sandbox.testing.results import ParsedReport
 
 _COUNT_FIELDS = {
     "passed": "passed",

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.config import RunnerConfig
-from sandbox.docker import DockerConfig, DockerSandbox
-from sandbox.engine import docker_problem
-from sandbox.image import DEFAULT_IMAGE
-from sandbox.local import LocalConfig, probe_bwrap
+from sandbox.exec.docker import DockerConfig, DockerSandbox
+from sandbox.exec.docker_engine import docker_problem
+from sandbox.exec.image import DEFAULT_IMAGE
+from sandbox.exec.local import LocalConfig, probe_bwrap
+from sandbox.testing.config import RunnerConfig
 
 MakeWorkspace = Callable[..., Path]
 

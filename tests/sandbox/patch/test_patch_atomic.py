@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.errors import PatchError
+from sandbox.errors import PatchError, WriteFailed
 from sandbox.patch import apply_patch, write
 
 HashTree = Callable[[Path], str]
@@ -52,7 +52,7 @@ def test_failure_during_replace_rolls_every_file_back(three: Path, hash_tree: Ha
         os.replace(src, dst)
 
     monkeypatch.setattr(write, "_replace", failing_replace)
-    with pytest.raises(PatchError, match="every file was restored"):
+    with pytest.raises(WriteFailed, match="every file was restored"):
         apply_patch(three, THREE_FILES)
     assert hash_tree(three) == before
     assert not [p for p in three.rglob("*") if p.name.startswith(".skillbank-patch-")]
@@ -65,7 +65,7 @@ def test_failure_during_delete_rolls_back_the_replaced_files(three: Path, hash_t
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(write, "_unlink", failing_unlink)
-    with pytest.raises(PatchError, match=r"failed writing d\.txt"):
+    with pytest.raises(WriteFailed, match=r"failed writing d\.txt"):
         apply_patch(three, THREE_FILES)
     assert hash_tree(three) == before
 
@@ -80,7 +80,7 @@ def test_failure_while_staging_changes_nothing(three: Path, hash_tree: HashTree,
         return real_stage(path, data, mode)
 
     monkeypatch.setattr(write, "_stage", failing_stage)
-    with pytest.raises(PatchError, match=r"could not write new/c\.txt .*nothing was changed"):
+    with pytest.raises(WriteFailed, match=r"could not write new/c\.txt .*nothing was changed"):
         apply_patch(three, THREE_FILES)
     assert hash_tree(three) == before
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.errors import PatchError
+from sandbox.errors import PatchError, RequestRefused, SandboxUnavailable, WorkspaceUnavailable
 from sandbox.patch import MAX_PATCH_BYTES, apply_patch
 
 HashTree = Callable[[Path], str]
@@ -138,6 +138,8 @@ def test_symlink_and_submodule_modes_are_refused(workspace: Path, hash_tree: Has
     _refused(workspace, patch, hash_tree, "symbolic link, submodule or directory")
 
 
-def test_missing_workspace_root_is_refused(tmp_path: Path):
-    with pytest.raises(PatchError, match="does not exist"):
+def test_missing_workspace_root_is_an_operator_problem_not_a_patch_refusal(tmp_path: Path):
+    with pytest.raises(WorkspaceUnavailable, match="does not exist") as caught:
         apply_patch(tmp_path / "nowhere", _add("a.txt"))
+    assert isinstance(caught.value, SandboxUnavailable)
+    assert not isinstance(caught.value, RequestRefused)

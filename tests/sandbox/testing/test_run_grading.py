@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sandbox.grading import grade
-from sandbox.models import Reward, TestCase, TestRunResult
+from sandbox.testing.grading import grade
+from sandbox.testing.models import Reward, TestCase, TestRunResult
 
 
 def result(status: str = "failed", **outcomes: str) -> TestRunResult:

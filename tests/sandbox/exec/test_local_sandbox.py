@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.base import Sandbox
-from sandbox.cgroup import PidsCgroup
-from sandbox.local import LocalConfig, LocalSandbox, probe_bwrap
+from sandbox.exec.base import Sandbox
+from sandbox.exec.cgroup import PidsCgroup
+from sandbox.exec.local import LocalConfig, LocalSandbox, probe_bwrap
 
 BWRAP = shutil.which("bwrap")
 BWRAP_OK = BWRAP is not None and probe_bwrap(BWRAP) is None

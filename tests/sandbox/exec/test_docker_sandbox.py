@@ -12,12 +12,12 @@ import pytest
 from typer.testing import CliRunner
 
 from mcp_server.cli.sandbox import app
-from sandbox.config import RunnerConfig
-from sandbox.docker import DockerSandbox
-from sandbox.engine import list_containers, open_client
 from sandbox.errors import BackendUnavailable
-from sandbox.image import IMAGE_LABEL, build_image
-from sandbox.runner import run_tests
+from sandbox.exec.docker import DockerSandbox
+from sandbox.exec.docker_engine import list_containers, open_client
+from sandbox.exec.image import IMAGE_LABEL, build_image
+from sandbox.testing.config import RunnerConfig
+from sandbox.testing.runner import run_tests
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("docker_ready")]
 

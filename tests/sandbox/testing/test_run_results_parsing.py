@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.models import TestCase
-from sandbox.results import (
+from sandbox.testing.models import TestCase
+from sandbox.testing.results import (
     exception_line,
     junit_node_id,
     mangle,

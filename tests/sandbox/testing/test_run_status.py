@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.base import ExecResult
-from sandbox.models import TestCase
-from sandbox.results import ParsedReport
-from sandbox.status import count_outcomes, decide_status, order_tests, output_tail
+from sandbox.exec.base import ExecResult
+from sandbox.testing.models import TestCase
+from sandbox.testing.results import ParsedReport
+from sandbox.testing.status import count_outcomes, decide_status, order_tests, output_tail
 
 
 def run(exit_code: int | None, *, timed_out: bool = False, stdout: str = "", stderr: str = "") -> ExecResult:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.config import RunnerConfig
-from sandbox.runner import failure_queries, run_tests
+from sandbox.testing.config import RunnerConfig
+from sandbox.testing.runner import failure_queries, run_tests
 
 MIXED = {
     "tests/test_mixed.py": """
@@ -184,7 +184,7 @@ def test_a_workspace_venv_cannot_choose_which_host_dirs_the_sandbox_sees(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """pyvenv.cfg and .pth files are workspace content: only Python installs and the workspace's own dirs count."""
-    from sandbox.interpreter import find_interpreter
+    from sandbox.exec.interpreter import find_interpreter
 
     fake_home = tmp_path / "home"
     (fake_home / ".ssh").mkdir(parents=True)

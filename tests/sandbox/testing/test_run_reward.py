@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.reward import changed_python_files, check_syntax, compute_reward, normalise_weights, pass_rate
+from sandbox.testing.reward import changed_python_files, check_syntax, compute_reward, normalise_weights, pass_rate
 
 
 def test_default_weights_are_documented_and_normalised() -> None:

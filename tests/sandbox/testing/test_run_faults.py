@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.cgroup import PidsCgroup
-from sandbox.config import RunnerConfig
-from sandbox.models import TestRunResult
-from sandbox.runner import run_tests
+from sandbox.exec.cgroup import PidsCgroup
+from sandbox.testing.config import RunnerConfig
+from sandbox.testing.models import TestRunResult
+from sandbox.testing.runner import run_tests
 
 HEALTHY = {"tests/test_healthy.py": "def test_still_fine():\n    assert 1 + 1 == 2\n"}
 Setup = tuple[str, RunnerConfig, list[Path]]

@@ -7,9 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.config import RunnerConfig
-from sandbox.errors import BackendUnavailable, InterpreterNotFound, RequestRefused
-from sandbox.runner import run_tests
+from sandbox.errors import (
+    BackendUnavailable,
+    InterpreterNotFound,
+    RequestRefused,
+    SandboxUnavailable,
+    WorkspaceUnavailable,
+)
+from sandbox.testing.config import RunnerConfig
+from sandbox.testing.runner import run_tests
 
 SUITE = {"tests/test_ok.py": "def test_ok():\n    pass\n"}
 
@@ -66,23 +72,29 @@ def test_blank_command_is_refused(ws: Path, runner_config: RunnerConfig) -> None
         run_tests(ws, command="   ", config=runner_config)
 
 
-def test_missing_workspace_is_refused(tmp_path: Path, runner_config: RunnerConfig) -> None:
-    with pytest.raises(RequestRefused, match="not a directory"):
+def test_missing_workspace_is_an_operator_problem(tmp_path: Path, runner_config: RunnerConfig) -> None:
+    with pytest.raises(WorkspaceUnavailable, match="not a directory"):
         run_tests(tmp_path / "nope", config=runner_config)
 
 
 def test_missing_configured_interpreter_says_how_to_fix_it(ws: Path, tmp_path: Path) -> None:
     config = RunnerConfig(test_python=str(tmp_path / "no-such-python"))
-    with pytest.raises(InterpreterNotFound, match="SKILLBANK_TEST_PYTHON"):
+    with pytest.raises(InterpreterNotFound, match="SKILLBANK_TEST_PYTHON") as caught:
         run_tests(ws, config=config)
+    assert isinstance(caught.value, SandboxUnavailable)
+    assert caught.value.workaround is not None
+    assert "command" in caught.value.workaround
 
 
 def test_docker_backend_without_an_engine_says_how_to_fix_it(ws: Path, runner_config: RunnerConfig) -> None:
     config = runner_config.model_copy(
         update={"docker": runner_config.docker.model_copy(update={"base_url": "unix:///nonexistent/docker.sock"})}
     )
-    with pytest.raises(BackendUnavailable, match="start dockerd or set DOCKER_HOST"):
+    with pytest.raises(BackendUnavailable, match="start dockerd or set DOCKER_HOST") as caught:
         run_tests(ws, backend="docker", config=config)
+    assert isinstance(caught.value, SandboxUnavailable)
+    assert not isinstance(caught.value, RequestRefused)
+    assert caught.value.workaround == "use backend='local'"
 
 
 def test_refused_request_changes_nothing_in_the_workspace(ws: Path, runner_config: RunnerConfig) -> None:
