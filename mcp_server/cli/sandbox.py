@@ -9,10 +9,10 @@ from typing import Annotated
 import typer
 
 from mcp_server.cli.common import clean_errors, load_settings
-from sandbox.cgroup import PidsCgroup
-from sandbox.engine import docker_problem, engine_errors, list_containers, open_client, stop_containers
-from sandbox.image import build_image
-from sandbox.local import probe_bwrap
+from sandbox.exec.cgroup import PidsCgroup
+from sandbox.exec.docker_engine import docker_problem, engine_errors, list_containers, open_client, stop_containers
+from sandbox.exec.image import build_image
+from sandbox.exec.local import probe_bwrap
 
 app = typer.Typer(
     name="sandbox",

@@ -1,4 +1,4 @@
-"""The `run_tests` tool: a thin adapter over `sandbox.runner.run_tests`, plus skills suggested for the failures."""
+"""The `run_tests` tool: a thin adapter over `sandbox.testing.runner`, plus skills suggested for the failures."""
 
 from __future__ import annotations
 

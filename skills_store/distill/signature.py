@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sandbox.models import TestCase
-from sandbox.results import exception_line
+from sandbox.testing.models import TestCase
+from sandbox.testing.results import exception_line
 
 #: Longest message kept in a signature (after abstraction); longer ones are cut at a word boundary.
 MAX_SIGNATURE_CHARS = 240
