@@ -73,7 +73,10 @@ def render(result: TestRunResult) -> str:
 def register(server: MCPServer, deps: Deps) -> None:
     settings = deps.settings
     config = RunnerConfig(
-        test_python=settings.test_python, reward_weights=settings.reward_weights, docker_image=settings.docker_image
+        test_python=settings.test_python,
+        reward_weights=settings.reward_weights,
+        docker_image=settings.docker_image,
+        hidden_paths=[settings.home],  # the tests never see the data dir (other sessions' trajectories)
     )
 
     @server.tool(
