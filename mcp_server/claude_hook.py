@@ -18,7 +18,7 @@ skillbank's own MCP tools (`mcp__skillbank__*`) are skipped: the server captures
 are ignored. Everything is redacted before it is stored.
 
 Speed: this module imports no MCP SDK, torch, Chroma or model; skills come from the catalog's keyword index
-(`skills_store.catalog.quick_search`).
+(`skills_store.search.keyword.quick_search`).
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ def handle_event(
 
 def default_search(home: Path) -> Search:
     def search(query: str, k: int) -> list[Skill]:
-        from skills_store.catalog import quick_search
+        from skills_store.search.keyword import quick_search
 
         return quick_search(home, query, k)
 

@@ -1,4 +1,4 @@
-"""`SkillBank`: the skill store as the tools see it. Writes, counters, consistency; search via `retrieval`.
+"""`SkillBank`: the skill store as the tools see it. Writes, counters, consistency; ranking in `search/`.
 
 Writes go to Chroma (the record) and then to the catalog (one transaction). Reads hydrate skills from the
 catalog, so a search during an import sees each skill whole, old or new.
@@ -6,41 +6,34 @@ catalog, so a search during an import sees each skill whole, old or new.
 
 from __future__ import annotations
 
-import fcntl
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skills_store.catalog import Catalog, Filters
+from skills_store.catalog import Catalog
 from skills_store.datadir import check_data_dir
 from skills_store.errors import ConfigError, InvalidInput, NotFound
-from skills_store.fusion import FusionConfig, fuse
-from skills_store.keyword import KeywordIndex
+from skills_store.locks import ReadWriteLock, WriterLock
 from skills_store.models import Skill, utcnow
 from skills_store.protocols import Embedder, SkillStore
-from skills_store.search.query import analyze
-from skills_store.retrieval import FilterPlan, ScoredSkill, SearchMode, validate_filters, vector_hits
-from skills_store.rwlock import ReadWriteLock
+from skills_store.search.engine import SearchConfig, SkillSearch
+from skills_store.search.filters import Filters, validate_filters
+from skills_store.search.fusion import ScoredSkill, SearchMode
 
 if TYPE_CHECKING:
     from skills_store.redact import Redactor
 
-__all__ = ["BankConfig", "ScoredSkill", "SearchMode", "SkillBank"]
+__all__ = ["BankConfig", "SkillBank"]
 
 
 @dataclass
 class BankConfig:
-    exact_limit: int = 4096
-    """Filtered searches that leave at most this many candidates score them exactly (no ANN)."""
-    pool: int = 25
-    """How many hits each side contributes before fusion (at least 4 x k)."""
-    fusion: FusionConfig = field(default_factory=FusionConfig)
+    search: SearchConfig = field(default_factory=SearchConfig)
     flush_every: int = 256
     """Use counters are written back to Chroma once this many skills have changed (and on close)."""
 
@@ -61,16 +54,12 @@ class SkillBank:
         self.catalog = catalog
         self.embedder = embedder
         self.config = config or BankConfig()
-        self._write_lock = threading.RLock()
         self._dirty: set[str] = set()
         self._known: tuple[str | None, dict[str, list[str]]] = (None, {})
-        self._seen_generation = catalog.get_meta("generation")
-        self._lock_path = catalog.path.with_name(".skills.lock")
-        self._lock_depth = 0
-        self.keywords = KeywordIndex(catalog)
-        self._queries = ReadWriteLock()
-        """Held shared by vector queries and exclusively while the Chroma client is reopened."""
+        queries = ReadWriteLock()
+        self._writers = WriterLock(catalog, store, queries)
         self._executor: ThreadPoolExecutor | None = None
+        self.searcher = SkillSearch(store, catalog, embedder, self.config.search, queries=queries, worker=self._worker)
 
     def _worker(self) -> ThreadPoolExecutor:
         if self._executor is None:
@@ -102,11 +91,20 @@ class SkillBank:
         return bank
 
     def close(self) -> None:
+        """Write pending use counts back, stop the worker, close Chroma and the catalog."""
         self.flush()
         if self._executor is not None:
             self._executor.shutdown(wait=True)
         self.store.close()
         self.catalog.close()
+
+    def __enter__(self) -> SkillBank:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
 
     # -- consistency between the record (Chroma) and the catalog --------------------------------------------
     def _check_embedder(self) -> None:
@@ -120,57 +118,19 @@ class SkillBank:
                 "run `skillbank skills reindex --reembed` or use the embedder they were built with"
             )
 
-    @contextmanager
-    def _exclusive(self) -> Iterator[None]:
-        """Serialise writers across threads and processes (a CLI import while the server runs). Re-entrant."""
-        with self._write_lock:
-            if self._lock_depth:
-                self._lock_depth += 1
-                try:
-                    yield
-                finally:
-                    self._lock_depth -= 1
-                return
-            with self._lock_path.open("a") as fh:
-                fcntl.flock(fh, fcntl.LOCK_EX)
-                self._lock_depth = 1
-                try:
-                    self._refresh_if_stale()
-                    yield
-                    self._seen_generation = self.catalog.get_meta("generation")
-                finally:
-                    self._lock_depth = 0
-                    fcntl.flock(fh, fcntl.LOCK_UN)
-
-    def _refresh_if_stale(self) -> None:
-        """Another process wrote skills: reopen Chroma so this process's vector index sees them.
-
-        Queries in flight finish on the old client first (`_queries`); a write of this process that is still
-        finishing holds `_write_lock`, so the generation is checked again once it is released.
-        """
-        if self.catalog.get_meta("generation") == self._seen_generation:
-            return
-        with self._write_lock:
-            generation = self.catalog.get_meta("generation")
-            if generation == self._seen_generation:
-                return
-            with self._queries.write():
-                self.store.reopen()
-            self._seen_generation = generation
-
     def reembed(self, batch: int = 512) -> int:
         """Embed every skill again with this bank's embedder, into a fresh Chroma collection.
 
         The catalog keeps every skill meanwhile; an interrupted run resumes on the next open.
         """
         ids = self.catalog.iter_ids()
-        with self._exclusive():
+        with self._writers.exclusive():
             self.catalog.set_meta("reembedding", "1")
             self.store.recreate()
         for start in range(0, len(ids), batch):
             skills = self.catalog.get(ids[start : start + batch])
             vectors = self.embedder.embed([s.document() for s in skills])
-            with self._exclusive():
+            with self._writers.exclusive():
                 self.store.upsert(skills, vectors)
                 self.catalog.upsert(skills, vectors)
         self.catalog.set_meta("embedder", f"{self.embedder.name}:{self.embedder.dim}")
@@ -184,7 +144,7 @@ class SkillBank:
         return self.rebuild_catalog()
 
     def rebuild_catalog(self) -> int:
-        with self._exclusive():
+        with self._writers.exclusive():
             records = self.store.iter_all()
             stale: set[str] = set(self.catalog.iter_ids()) - {s.skill_id for s, _ in records}
             self.catalog.delete(sorted(stale))
@@ -194,10 +154,10 @@ class SkillBank:
 
     def flush(self) -> None:
         """Write use counters that changed since the last flush back to Chroma."""
-        with self._write_lock:
+        with self._writers.thread_lock:
             dirty, self._dirty = sorted(self._dirty), set()
         if dirty:
-            with self._exclusive():
+            with self._writers.exclusive():
                 self.store.update_metadata(self.catalog.get(dirty))
 
     # -- writes -------------------------------------------------------------------------------------------
@@ -210,7 +170,7 @@ class SkillBank:
             dupes = sorted({i for i in ids if ids.count(i) > 1})
             raise InvalidInput(f"duplicate skill ids in one upsert: {', '.join(dupes)}")
         vectors = self.embedder.embed([s.document() for s in skills])
-        with self._exclusive():
+        with self._writers.exclusive():
             self.store.upsert(skills, vectors)
             self.catalog.upsert(skills, vectors)
 
@@ -235,12 +195,12 @@ class SkillBank:
         if changed_text:
             self.upsert(changed_text)
         if same_text:
-            with self._exclusive():
+            with self._writers.exclusive():
                 self.store.update_metadata(same_text)
                 self.catalog.upsert(same_text, None)
 
     def delete(self, skill_ids: Sequence[str]) -> int:
-        with self._exclusive():
+        with self._writers.exclusive():
             self.store.delete(skill_ids)
             self._dirty.difference_update(skill_ids)
             return self.catalog.delete(skill_ids)
@@ -250,7 +210,7 @@ class SkillBank:
 
         Read, changed and written under the writers' lock, so concurrent outcomes are all counted.
         """
-        with self._exclusive():
+        with self._writers.exclusive():
             skills = self.catalog.get(list(dict.fromkeys(skill_ids)))
             for skill in skills:
                 if success:
@@ -293,67 +253,51 @@ class SkillBank:
         mode: SearchMode = "hybrid",
         count_use: bool = True,
     ) -> list[ScoredSkill]:
+        """The best `k` active skills for `query` (see `search.engine`); unknown filter values are refused."""
         total = self.catalog.count()
         if total == 0:
             return []
-        self._refresh_if_stale()
+        self._writers.refresh_if_stale()
         filters = validate_filters(self.known_values(), language, repo, tags, min_confidence)
-        plan = FilterPlan.make(self.catalog, filters, total, self.config.exact_limit)
-        parts = analyze(query)
-        pool = max(self.config.pool, 4 * k)
-        vec: list[tuple[str, float]] = []
-        kw: list[tuple[str, float]] = []
-        # The keyword side (SQLite) runs in a worker while this thread embeds the query (torch): both release the GIL.
-        pending = self._worker().submit(self.keywords.search, parts.keywords, pool, plan) if mode != "vector" else None
-        if mode in ("hybrid", "vector"):
-            qv = self.embedder.embed([parts.embed_text])[0]
-            with self._queries.read():
-                vec = vector_hits(self.store, self.catalog, qv, pool, plan)
-        if pending is not None:
-            kw = pending.result()
-        ranked = fuse(vec, kw, mode, self.config.fusion, error_query=bool(parts.error_lines))
-        skills = {s.skill_id: s for s in self.catalog.get([sid for sid, _, _ in ranked[: k * 2]])}
-        out: list[ScoredSkill] = []
-        for sid, score, ranks in ranked:
-            if sid in skills:
-                out.append(ScoredSkill(skills[sid], score, ranks))
-            if len(out) == k:
-                break
-        out = self.config.fusion.rerank_by_confidence(out) if mode == "hybrid" else out
-        if count_use and out:
-            self.count_uses([s.skill.skill_id for s in out])
-            for s in out:
-                s.skill.uses += 1
+        out = self.searcher.search(query, k, filters, mode, total=total)
+        if count_use:
+            self._shown(out)
         return out
 
-    def similar(self, skill: Skill, k: int = 5, *, same_scope: bool = True) -> list[ScoredSkill]:
-        """Stored skills nearest to `skill` by cosine similarity of their documents (for merging duplicates).
+    def suggest_for_failures(self, queries: Sequence[str], k: int = 3) -> list[ScoredSkill]:
+        """The best `k` skills over all failure messages of a test run, each once at its best score.
 
-        With `same_scope`, only skills of the same language and repo are considered. Counts no use.
+        Only the skills finally suggested count as used (one use each), not every hit of every message.
         """
-        total = self.catalog.count()
-        if total == 0:
+        best: dict[str, ScoredSkill] = {}
+        for query in queries:
+            for found in self.search(query, k, count_use=False):
+                current = best.get(found.skill.skill_id)
+                if current is None or found.score > current.score:
+                    best[found.skill.skill_id] = found
+        top = sorted(best.values(), key=lambda h: -h.score)[:k]
+        self._shown(top)
+        return top
+
+    def similar(self, skill: Skill, k: int = 5, *, same_scope: bool = True) -> list[ScoredSkill]:
+        """Stored skills nearest to `skill` (for merging duplicates); see `SkillSearch.similar`. Counts no use."""
+        if self.catalog.count() == 0:
             return []
-        self._refresh_if_stale()
-        qv = self.embedder.embed([skill.document()])[0]
-        filters = Filters(skill.language, skill.repo) if same_scope else Filters()
-        plan = FilterPlan.make(self.catalog, filters, total, self.config.exact_limit)
-        with self._queries.read():
-            hits = vector_hits(self.store, self.catalog, qv, k + 1, plan)
-        found = {s.skill_id: s for s in self.catalog.get([sid for sid, _ in hits])}
-        out = [
-            ScoredSkill(found[sid], sim, {"vector": i + 1})
-            for i, (sid, sim) in enumerate(hits)
-            if sid in found
-            and sid != skill.skill_id
-            and (not same_scope or (found[sid].language, found[sid].repo) == (skill.language, skill.repo))
-        ]
-        return out[:k]
+        self._writers.refresh_if_stale()
+        return self.searcher.similar(skill, k, same_scope=same_scope)
+
+    def _shown(self, hits: Sequence[ScoredSkill]) -> None:
+        """These hits are returned to an agent: count a use of each, in the store and in the returned copies."""
+        if not hits:
+            return
+        self.count_uses([h.skill.skill_id for h in hits])
+        for hit in hits:
+            hit.skill.uses += 1
 
     def count_uses(self, ids: list[str]) -> None:
         """Count one use of each skill (it was shown to an agent)."""
         self.catalog.record_uses(ids)
-        with self._write_lock:
+        with self._writers.thread_lock:
             self._dirty.update(ids)
             should_flush = len(self._dirty) >= self.config.flush_every
         if should_flush:

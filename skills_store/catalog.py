@@ -5,8 +5,10 @@ system of record (the catalog can be rebuilt from it); the catalog makes three t
 at or cannot do: BM25 keyword search, selective filters (Chroma's `where` costs ~60 ms at 100k skills), and
 reads that need no model at all (the Claude Code hook's `quick_search`).
 
+This module is storage only: the schema, writes, and reads by id. How those tables are searched (the FTS5
+queries, filters, vectors under a filter) lives in `skills_store.search`.
 Each write is one transaction, so a reader sees a skill either as it was or as it is, never half-written.
-This module imports no heavy library (numpy only inside the vector methods).
+This module imports no heavy library (numpy arrays are only handed in).
 """
 
 from __future__ import annotations
@@ -14,14 +16,14 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 from skills_store.errors import ConfigError
 from skills_store.models import Skill
-from skills_store.search.query import analyze
+from skills_store.search.filters import Filters, facet_tokens
 
 if TYPE_CHECKING:
     import numpy as np
@@ -49,62 +51,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS skills_fts USING fts5(
     title, pattern, strategy, tags, facets, tokenize = "porter unicode61 tokenchars '_'"
 );
 """
-
-
-@dataclass(frozen=True)
-class Filters:
-    language: str | None = None
-    repo: str | None = None
-    tags: tuple[str, ...] = ()
-    """Every tag must be present."""
-    min_confidence: float = 0.0
-
-    @property
-    def active(self) -> bool:
-        return bool(self.language or self.repo or self.tags or self.min_confidence > 0)
-
-    def fts_facets(self) -> str | None:
-        """The language, repo and tag filters as an FTS5 expression over the `facets` column (AND of tokens)."""
-        tokens = facet_tokens(self.tags, self.language, self.repo)
-        return " AND ".join(f'facets:"{t}"' for t in tokens) or None
-
-    def sql(self, alias: str = "s") -> tuple[str, list[object]]:
-        clauses: list[str] = []
-        params: list[object] = []
-        if self.language:
-            clauses.append(f"{alias}.language = ?")
-            params.append(self.language)
-        if self.repo:
-            clauses.append(f"{alias}.repo = ?")
-            params.append(self.repo)
-        if self.min_confidence > 0:
-            clauses.append(f"{alias}.confidence >= ?")
-            params.append(self.min_confidence)
-        if self.tags:
-            marks = ",".join("?" * len(self.tags))
-            clauses.append(
-                f"{alias}.rid IN (SELECT rid FROM skill_tags WHERE tag IN ({marks}) GROUP BY rid HAVING COUNT(*) = ?)"
-            )
-            params.extend([*self.tags, len(self.tags)])
-        return (" AND ".join(clauses) or "1"), params
-
-
-def facet_token(kind: str, value: str) -> str:
-    """One FTS token that stands for a filter value (`l` language, `r` repo, `t` tag).
-
-    Hex keeps any value a single token; the trailing digit keeps the porter stemmer away from it.
-    """
-    return f"f{kind}{value.encode().hex()}9"
-
-
-def facet_tokens(tags: Sequence[str], language: str | None, repo: str | None) -> list[str]:
-    """The facet tokens of a skill's filter fields, or of a filter on them."""
-    tokens = [facet_token("t", t) for t in tags]
-    if language:
-        tokens.append(facet_token("l", language))
-    if repo:
-        tokens.append(facet_token("r", repo))
-    return tokens
 
 
 def _now() -> str:
@@ -147,6 +93,14 @@ class Catalog:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
 
     # -- meta ---------------------------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -249,7 +203,7 @@ class Catalog:
 
     # -- reads --------------------------------------------------------------------------------------------
     def rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
-        """Run a read query under the connection's lock (for the keyword index)."""
+        """Run a read query under the connection's lock: `search/` owns the SQL of its reads (FTS5, filters)."""
         with self._lock:
             return self._db.execute(sql, list(params)).fetchall()
 
@@ -293,72 +247,3 @@ class Catalog:
             repos = [r[0] for r in self._db.execute("SELECT DISTINCT repo FROM skills WHERE repo IS NOT NULL")]
             tags = [r[0] for r in self._db.execute("SELECT DISTINCT tag FROM skill_tags")]
         return {"language": sorted(langs), "repo": sorted(repos), "tags": sorted(tags)}
-
-    def candidate_vectors(self, filters: Filters, limit: int) -> tuple[list[str], np.ndarray] | None:
-        """Ids and stored vectors of the skills matching `filters`; None when more than `limit` match.
-
-        The ids are selected first (cheap, from the indexes); vectors are read only for a selective filter.
-        """
-        import numpy as np
-
-        where, params = filters.sql()
-        with self._lock:
-            rids = [
-                r[0] for r in self._db.execute(f"SELECT rid FROM skills s WHERE {where} LIMIT ?", [*params, limit + 1])
-            ]
-            if len(rids) > limit:
-                return None
-            rows: list[tuple[str, bytes]] = []
-            for start in range(0, len(rids), 900):
-                part = rids[start : start + 900]
-                rows += self._db.execute(
-                    f"SELECT skill_id, embedding FROM skills WHERE rid IN ({','.join('?' * len(part))})"
-                    " AND embedding IS NOT NULL",
-                    part,
-                ).fetchall()
-        if not rows:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
-        return [r[0] for r in rows], matrix
-
-    def count_matching(self, filters: Filters) -> int:
-        where, params = filters.sql()
-        with self._lock:
-            return int(self._db.execute(f"SELECT COUNT(*) FROM skills s WHERE {where}", params).fetchone()[0])
-
-    def filter_ids(self, skill_ids: Sequence[str], filters: Filters) -> set[str]:
-        """The subset of `skill_ids` that matches `filters`."""
-        if not skill_ids:
-            return set()
-        where, params = filters.sql()
-        out: set[str] = set()
-        with self._lock:
-            for start in range(0, len(skill_ids), 900):
-                part = list(skill_ids[start : start + 900])
-                rows = self._db.execute(
-                    f"SELECT skill_id FROM skills s WHERE skill_id IN ({','.join('?' * len(part))}) AND {where}",
-                    [*part, *params],
-                )
-                out.update(r[0] for r in rows)
-        return out
-
-
-def quick_search(home: Path, query: str, k: int = 3, *, filters: Filters | None = None) -> list[Skill]:
-    """Keyword-only search of the catalog under `home`, importing no model and no Chroma (for hooks).
-
-    Returns [] when there is no catalog yet. Does not count uses.
-    """
-    path = home / "catalog.db"
-    if not path.is_file():
-        return []
-    from skills_store.keyword import KeywordIndex
-    from skills_store.retrieval import FilterPlan
-
-    catalog = Catalog(path, readonly=True)
-    try:
-        total = catalog.count()
-        plan = FilterPlan.make(catalog, filters or Filters(), total, exact_limit=100_000)
-        hits = KeywordIndex(catalog).search(analyze(query).keywords, k, plan)
-        return catalog.get([sid for sid, _ in hits])
-    finally:
-        catalog.close()

@@ -14,10 +14,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skills_store.catalog import Catalog, Filters
+from skills_store.catalog import Catalog
 from skills_store.errors import InvalidInput
 from skills_store.jsonl import dump_skills
 from skills_store.models import Skill, utcnow
+from skills_store.search.filters import Filters
 
 if TYPE_CHECKING:
     from skills_store.bank import SkillBank

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from skills_store.bank import SearchMode, SkillBank
+from skills_store.bank import SkillBank
 from skills_store.models import Skill
 from skills_store.protocols import Embedder
+from skills_store.search.fusion import SearchMode
 from skills_store.starter import load_starter_pack
 
 HERE = Path(__file__).resolve().parent

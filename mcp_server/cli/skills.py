@@ -12,7 +12,8 @@ from rich.console import Console
 from rich.table import Table
 
 from mcp_server.cli.common import clean_errors, fail, load_settings, open_bank_cli
-from skills_store.catalog import Catalog, Filters
+from skills_store.catalog import Catalog
+from skills_store.search.filters import Filters
 from skills_store.jsonl import dump_skills, import_records, read_skill_records
 from skills_store.models import Skill
 

@@ -16,28 +16,11 @@ from mcp_server.lazy import SkillBankUnavailable
 from mcp_server.tools.search import SkillHit
 from sandbox.testing.models import TestRunResult
 from sandbox.testing.runner import RunnerConfig, failure_queries, run_tests
-from skills_store.bank import SkillBank
 from skills_store.truncate import truncate_text
 
 log = logging.getLogger(__name__)
 
 SUGGESTIONS = 3
-
-
-def suggest_skills(bank: SkillBank, queries: list[str], k: int = SUGGESTIONS) -> list[SkillHit]:
-    """The best `k` skills over all failure messages (each skill once, at its best score); counted as uses."""
-    best: dict[str, SkillHit] = {}
-    for query in queries:
-        for found in bank.search(query, k, count_use=False):
-            current = best.get(found.skill.skill_id)
-            if current is None or found.score > current.score:
-                best[found.skill.skill_id] = SkillHit.of(found)
-    top = sorted(best.values(), key=lambda h: -h.score)[:k]
-    if top:
-        bank.count_uses([h.skill_id for h in top])
-        for hit in top:
-            hit.uses += 1
-    return top
 
 
 def render(result: TestRunResult) -> str:
@@ -135,7 +118,8 @@ async def _suggest(deps: Deps, result: TestRunResult) -> list[SkillHit]:
         return []
     try:
         bank = await deps.skills.get()
-        return await anyio.to_thread.run_sync(lambda: suggest_skills(bank, queries))
+        found = await anyio.to_thread.run_sync(lambda: bank.suggest_for_failures(queries, SUGGESTIONS))
+        return [SkillHit.of(h) for h in found]
     except SkillBankUnavailable as exc:
         result.warnings.append(f"no suggested skills: {exc}")
         return []

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from mcp_server.deps import Deps
 from mcp_server.errors import refusals_as_tool_errors, tool_result
-from skills_store.bank import ScoredSkill
+from skills_store.search.fusion import ScoredSkill
 
 
 class SkillHit(BaseModel):

@@ -70,7 +70,7 @@ def test_traceback_finds_the_missing_module_skill_first_in_every_mode(bank: Skil
 
 
 def test_hybrid_score_is_one_when_both_sides_rank_a_skill_first(bank: SkillBank) -> None:
-    bank.config.fusion.confidence_weight = 0.0
+    bank.config.search.fusion.confidence_weight = 0.0
     top = bank.search(TRACEBACK, 1, count_use=False)[0]
     assert top.ranks == {"vector": 1, "keyword": 1}
     assert top.score == pytest.approx(1.0)
@@ -123,7 +123,7 @@ def test_unknown_filter_values_are_refused_with_suggestions(bank: SkillBank) -> 
 
 
 def test_unselective_filter_over_fetches_from_the_ann_index(bank: SkillBank) -> None:
-    bank.config.exact_limit = 1  # every filter now counts as unselective
+    bank.config.search.exact_limit = 1  # every filter now counts as unselective
     hits = bank.search(TRACEBACK, 2, language="python", count_use=False)
     assert hits[0].skill.skill_id == "missing-module"
     assert all(h.skill.language == "python" for h in hits)
@@ -216,34 +216,32 @@ def test_similar_finds_near_duplicates_in_the_same_scope_only(bank: SkillBank, s
     assert 0.0 < hits[0].score <= 1.0
 
 
-def test_reopening_the_vector_index_waits_for_queries_in_flight(bank: SkillBank) -> None:
+def test_reopening_the_vector_index_waits_for_queries_in_flight(bank: SkillBank, monkeypatch) -> None:
     import threading
 
-    real_store = bank.store
+    store = bank.store
+    real_query, real_reopen = store.query, store.reopen
     inside, release, reopened = threading.Event(), threading.Event(), threading.Event()
     events: list[str] = []
 
-    class SlowStore:
-        def __getattr__(self, name: str):
-            return getattr(real_store, name)
+    def slow_query(*args, **kwargs):
+        inside.set()
+        assert release.wait(10)
+        events.append("query done")
+        return real_query(*args, **kwargs)
 
-        def query(self, *args, **kwargs):
-            inside.set()
-            assert release.wait(10)
-            events.append("query done")
-            return real_store.query(*args, **kwargs)
+    def reopen() -> None:
+        events.append("reopen")
+        real_reopen()
+        reopened.set()
 
-        def reopen(self) -> None:
-            events.append("reopen")
-            real_store.reopen()
-            reopened.set()
-
-    bank.store = SlowStore()  # type: ignore[assignment]
+    monkeypatch.setattr(store, "query", slow_query)
+    monkeypatch.setattr(store, "reopen", reopen)
     searcher = threading.Thread(target=lambda: bank.search(TRACEBACK, 1, mode="vector", count_use=False))
     searcher.start()
     assert inside.wait(10)
     bank.catalog.set_meta("generation", "written-by-another-process")
-    refresher = threading.Thread(target=bank._refresh_if_stale)
+    refresher = threading.Thread(target=bank._writers.refresh_if_stale)
     refresher.start()
     assert not reopened.wait(0.2)  # blocked behind the query in flight
     release.set()

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 
 from skills_store.bank import SkillBank
-from skills_store.catalog import Catalog, Filters, quick_search
+from skills_store.catalog import Catalog
 from skills_store.datadir import preflight
 from skills_store.errors import ConfigError
+from skills_store.search.filters import Filters
+from skills_store.search.keyword import quick_search
 
 
 def test_quick_search_finds_skills_by_keyword_without_a_model(hash_bank: SkillBank, skill_factory) -> None:

@@ -5,13 +5,19 @@ Two things keep it fast at 100k skills. Terms in more than a tenth of a large st
 touches the FTS table alone, joining the ids of the top hits afterwards. The language, repo and tag filters are
 tokens of a `facets` column, so FTS5 intersects posting lists instead of scoring skills it would then drop;
 `min_confidence` is applied by over-fetching in proportion to the filter's selectivity.
+
+Imports nothing heavy (no numpy, no Chroma): `quick_search` serves the Claude Code hook from the catalog alone.
 """
 
 from __future__ import annotations
 
-from skills_store.catalog import Catalog, Filters
-from skills_store.search.query import fts_match_expression
-from skills_store.retrieval import FilterPlan
+from pathlib import Path
+
+from skills_store.catalog import Catalog
+from skills_store.models import Skill
+from skills_store.search.filters import Filters
+from skills_store.search.plan import FilterPlan
+from skills_store.search.query import analyze, fts_match_expression
 
 #: Query terms found in more than this fraction of the skills (and in more than COMMON_FLOOR) are not matched.
 COMMON_FRACTION = 0.1
@@ -66,8 +72,8 @@ class KeywordIndex:
         total = plan.total if plan is not None else self.catalog.count()
         if n <= 0 or total == 0:
             return []
-        plan = plan or FilterPlan(Filters(), None, total, total)
-        filters, candidates = plan.filters, plan.candidates
+        plan = plan or FilterPlan.unfiltered(total)
+        filters = plan.filters
         match = fts_match_expression(self.useful_terms(keywords, total))
         if match is None or plan.matched == 0:
             return []
@@ -86,8 +92,21 @@ class KeywordIndex:
             [match, fetch],
         )
         if filters.active:
-            allowed = (
-                set(candidates) if candidates is not None else self.catalog.filter_ids([r[0] for r in rows], filters)
-            )
+            allowed = plan.allowed(self.catalog, [r[0] for r in rows])
             rows = [r for r in rows if r[0] in allowed][:n]
         return [(sid, -float(score)) for sid, score in rows]
+
+
+def quick_search(home: Path, query: str, k: int = 3, *, filters: Filters | None = None) -> list[Skill]:
+    """Keyword-only search of the catalog under `home`, importing no model and no Chroma (for hooks).
+
+    Returns [] when there is no catalog yet. Does not count uses.
+    """
+    path = home / "catalog.db"
+    if not path.is_file():
+        return []
+    with Catalog(path, readonly=True) as catalog:
+        total = catalog.count()
+        plan = FilterPlan.make(catalog, filters or Filters(), total, exact_limit=100_000)
+        hits = KeywordIndex(catalog).search(analyze(query).keywords, k, plan)
+        return catalog.get([sid for sid, _ in hits])

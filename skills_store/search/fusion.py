@@ -11,13 +11,24 @@ a description in words ("my async tests never run") shares few tokens with the s
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass, field
+from typing import Literal
 
-if TYPE_CHECKING:
-    from skills_store.bank import ScoredSkill
+from skills_store.models import Skill
 
+SearchMode = Literal["hybrid", "vector", "keyword"]
 Ranked = list[tuple[str, float, dict[str, int]]]
+
+
+@dataclass
+class ScoredSkill:
+    """A search hit: the skill, its score and where each side ranked it."""
+
+    skill: Skill
+    score: float
+    """Hybrid: fused score in [0, 1] (1 = ranked first by both sides). Vector: cosine. Keyword: BM25."""
+    ranks: dict[str, int] = field(default_factory=dict)
+    """1-based rank of the skill on each side that found it."""
 
 
 @dataclass
@@ -43,7 +54,7 @@ class FusionConfig:
 def fuse(
     vector: list[tuple[str, float]],
     keyword: list[tuple[str, float]],
-    mode: Literal["hybrid", "vector", "keyword"],
+    mode: SearchMode,
     config: FusionConfig,
     *,
     error_query: bool = False,

@@ -1,0 +1,123 @@
+"""The search entry point: one query through filters, both sides, fusion, hydration and the confidence prior.
+
+    filters (validated by the bank) -> FilterPlan (once, shared)
+    query   -> analyze -> keywords -> KeywordIndex (SQLite FTS5, in a worker thread)
+                       -> embed_text -> embedder -> vector_hits (Chroma HNSW, or exact over the candidates)
+    both rankings -> fuse (RRF, weights by query kind) -> hydrate from the catalog -> rerank_by_confidence
+
+The keyword side runs in a worker while this thread embeds the query: SQLite and torch both release the GIL.
+`SkillBank` owns the consistency around a search (refreshing a stale index, counting uses); this module only
+ranks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from skills_store.catalog import Catalog
+from skills_store.models import Skill
+from skills_store.search.filters import Filters
+from skills_store.search.fusion import FusionConfig, Ranked, ScoredSkill, SearchMode, fuse
+from skills_store.search.keyword import KeywordIndex
+from skills_store.search.plan import FilterPlan
+from skills_store.search.query import analyze
+from skills_store.search.vector import vector_hits
+
+if TYPE_CHECKING:
+    from skills_store.locks import ReadWriteLock
+    from skills_store.protocols import Embedder, SkillStore
+
+
+@dataclass
+class SearchConfig:
+    exact_limit: int = 4096
+    """Filtered searches that leave at most this many candidates score them exactly (no ANN)."""
+    pool: int = 25
+    """How many hits each side contributes before fusion (at least 4 x k)."""
+    fusion: FusionConfig = field(default_factory=FusionConfig)
+
+
+class SkillSearch:
+    """Hybrid search over one bank's record (Chroma) and catalog (SQLite)."""
+
+    def __init__(
+        self,
+        store: SkillStore,
+        catalog: Catalog,
+        embedder: Embedder,
+        config: SearchConfig,
+        *,
+        queries: ReadWriteLock,
+        worker: Callable[[], Executor],
+    ) -> None:
+        self.store = store
+        self.catalog = catalog
+        self.embedder = embedder
+        self.config = config
+        self.keywords = KeywordIndex(catalog)
+        self._queries = queries
+        """Held shared around vector queries: the bank reopens the Chroma client under it, exclusively."""
+        self._worker = worker
+
+    def search(
+        self, query: str, k: int, filters: Filters, mode: SearchMode = "hybrid", *, total: int | None = None
+    ) -> list[ScoredSkill]:
+        """The best `k` skills for `query` among those `filters` select, best first. Counts no use.
+
+        `total` is the number of stored skills when the caller has just counted them.
+        """
+        total = self.catalog.count() if total is None else total
+        if total == 0:
+            return []
+        plan = FilterPlan.make(self.catalog, filters, total, self.config.exact_limit)
+        parts = analyze(query)
+        pool = max(self.config.pool, 4 * k)
+        vec: list[tuple[str, float]] = []
+        kw: list[tuple[str, float]] = []
+        pending = self._worker().submit(self.keywords.search, parts.keywords, pool, plan) if mode != "vector" else None
+        if mode in ("hybrid", "vector"):
+            qv = self.embedder.embed([parts.embed_text])[0]
+            with self._queries.read():
+                vec = vector_hits(self.store, self.catalog, qv, pool, plan)
+        if pending is not None:
+            kw = pending.result()
+        ranked = fuse(vec, kw, mode, self.config.fusion, error_query=bool(parts.error_lines))
+        out = self._hydrate(ranked, k)
+        return self.config.fusion.rerank_by_confidence(out) if mode == "hybrid" else out
+
+    def _hydrate(self, ranked: Ranked, k: int) -> list[ScoredSkill]:
+        """The first `k` ranked ids that the catalog still holds, as skills (a concurrent delete drops one)."""
+        skills = {s.skill_id: s for s in self.catalog.get([sid for sid, _, _ in ranked[: k * 2]])}
+        out: list[ScoredSkill] = []
+        for sid, score, ranks in ranked:
+            if sid in skills:
+                out.append(ScoredSkill(skills[sid], score, ranks))
+            if len(out) == k:
+                break
+        return out
+
+    def similar(self, skill: Skill, k: int = 5, *, same_scope: bool = True) -> list[ScoredSkill]:
+        """Stored skills nearest to `skill` by cosine similarity of their documents (for merging duplicates).
+
+        With `same_scope`, only skills of the same language and repo are considered. Counts no use.
+        """
+        total = self.catalog.count()
+        if total == 0:
+            return []
+        qv = self.embedder.embed([skill.document()])[0]
+        filters = Filters(skill.language, skill.repo) if same_scope else Filters()
+        plan = FilterPlan.make(self.catalog, filters, total, self.config.exact_limit)
+        with self._queries.read():
+            hits = vector_hits(self.store, self.catalog, qv, k + 1, plan)
+        found = {s.skill_id: s for s in self.catalog.get([sid for sid, _ in hits])}
+        out = [
+            ScoredSkill(found[sid], sim, {"vector": i + 1})
+            for i, (sid, sim) in enumerate(hits)
+            if sid in found
+            and sid != skill.skill_id
+            and (not same_scope or (found[sid].language, found[sid].repo) == (skill.language, skill.repo))
+        ]
+        return out[:k]

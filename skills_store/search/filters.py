@@ -1,0 +1,117 @@
+"""Search filters: what a `language` / `repo` / `tags` / `min_confidence` filter means, in every language it is
+spoken in (the catalog's SQL, FTS5 facet tokens, Chroma's `where`), and the validation that refuses unknown values.
+
+Stored skills carry the same facet tokens as the filters that select them (`facet_tokens` is used by the catalog
+when it indexes a skill and by the keyword side when it filters), so the two can never drift apart.
+Imports nothing heavy: the Claude Code hook filters its keyword-only search with it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from skills_store.errors import InvalidInput
+
+
+@dataclass(frozen=True)
+class Filters:
+    language: str | None = None
+    repo: str | None = None
+    tags: tuple[str, ...] = ()
+    """Every tag must be present."""
+    min_confidence: float = 0.0
+
+    @property
+    def active(self) -> bool:
+        return bool(self.language or self.repo or self.tags or self.min_confidence > 0)
+
+    def fts_facets(self) -> str | None:
+        """The language, repo and tag filters as an FTS5 expression over the `facets` column (AND of tokens)."""
+        tokens = facet_tokens(self.tags, self.language, self.repo)
+        return " AND ".join(f'facets:"{t}"' for t in tokens) or None
+
+    def sql(self, alias: str = "s") -> tuple[str, list[object]]:
+        """A WHERE clause over the catalog's `skills` table (aliased `alias`) and its parameters."""
+        clauses: list[str] = []
+        params: list[object] = []
+        if self.language:
+            clauses.append(f"{alias}.language = ?")
+            params.append(self.language)
+        if self.repo:
+            clauses.append(f"{alias}.repo = ?")
+            params.append(self.repo)
+        if self.min_confidence > 0:
+            clauses.append(f"{alias}.confidence >= ?")
+            params.append(self.min_confidence)
+        if self.tags:
+            marks = ",".join("?" * len(self.tags))
+            clauses.append(
+                f"{alias}.rid IN (SELECT rid FROM skill_tags WHERE tag IN ({marks}) GROUP BY rid HAVING COUNT(*) = ?)"
+            )
+            params.extend([*self.tags, len(self.tags)])
+        return (" AND ".join(clauses) or "1"), params
+
+    def chroma_where(self) -> dict | None:
+        """The same filter in Chroma's `where` language (tags are stored as `tag:<name>: true`)."""
+        clauses: list[dict] = []
+        if self.language:
+            clauses.append({"language": self.language})
+        if self.repo:
+            clauses.append({"repo": self.repo})
+        if self.min_confidence > 0:
+            clauses.append({"confidence": {"$gte": self.min_confidence}})
+        clauses.extend({f"tag:{t}": True} for t in self.tags)
+        if not clauses:
+            return None
+        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def facet_token(kind: str, value: str) -> str:
+    """One FTS token that stands for a filter value (`l` language, `r` repo, `t` tag).
+
+    Hex keeps any value a single token; the trailing digit keeps the porter stemmer away from it.
+    """
+    return f"f{kind}{value.encode().hex()}9"
+
+
+def facet_tokens(tags: Sequence[str], language: str | None, repo: str | None) -> list[str]:
+    """The facet tokens of a skill's filter fields, or of a filter on them."""
+    tokens = [facet_token("t", t) for t in tags]
+    if language:
+        tokens.append(facet_token("l", language))
+    if repo:
+        tokens.append(facet_token("r", repo))
+    return tokens
+
+
+def validate_filters(
+    known: dict[str, list[str]],
+    language: str | None,
+    repo: str | None,
+    tags: Sequence[str] | None,
+    min_confidence: float,
+) -> Filters:
+    """Normalise the filters; unknown values are refused with the close matches (`InvalidInput`)."""
+    language = language.strip().lower() if language else None
+    norm_tags = tuple(dict.fromkeys(t.strip().lower() for t in tags or () if t.strip()))
+    problems = []
+    if language and language not in known["language"]:
+        problems.append(_unknown("language", language, known["language"]))
+    if repo and repo not in known["repo"]:
+        problems.append(_unknown("repo", repo, known["repo"]))
+    for tag in norm_tags:
+        if tag not in known["tags"]:
+            problems.append(_unknown("tag", tag, known["tags"]))
+    if problems:
+        raise InvalidInput("; ".join(problems) + ". Fix or omit these filters to search every skill.")
+    return Filters(language, repo, norm_tags, min_confidence)
+
+
+def _unknown(kind: str, value: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(value, known, n=3, cutoff=0.6)
+    if close:
+        return f"unknown {kind} {value!r} (did you mean {', '.join(map(repr, close))}?)"
+    listed = ", ".join(known[:12]) + (" ..." if len(known) > 12 else "")
+    return f"unknown {kind} {value!r} (known: {listed or 'none'})"

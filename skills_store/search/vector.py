@@ -1,0 +1,43 @@
+"""The vector side of search: the skills nearest to a query vector that match the filters.
+
+The plan (`search.plan`) decides how, from the filter's selectivity:
+- no filter: the HNSW index (Chroma);
+- a selective filter (at most `exact_limit` matches): exact cosine scores over the matching skills' stored
+  vectors, faster than Chroma's `where` (~60 ms at 100k skills) and exact;
+- an unselective filter: over-fetch from the HNSW index in proportion to the selectivity and keep the matches,
+  falling back to Chroma's `where` only when too few survive.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from skills_store.catalog import Catalog
+from skills_store.search.plan import FilterPlan
+
+if TYPE_CHECKING:
+    from skills_store.protocols import SkillStore
+
+
+def vector_hits(
+    store: SkillStore, catalog: Catalog, qv: np.ndarray, n: int, plan: FilterPlan
+) -> list[tuple[str, float]]:
+    """The `n` skills nearest to `qv` that match the plan's filters, with cosine similarity, best first."""
+    filters, total, candidates, matched = plan.filters, plan.total, plan.candidates, plan.matched
+    if not filters.active:
+        return store.query(qv, min(n, total))
+    if matched == 0:
+        return []
+    if candidates is not None and plan.vectors is not None:
+        sims = plan.vectors @ qv.astype(np.float32)
+        top = np.argsort(-sims)[:n]
+        return [(candidates[i], float(sims[i])) for i in top]
+    want = min(total, int(n * total / max(matched, 1) * 1.5) + n)
+    hits = store.query(qv, want)
+    allowed = plan.allowed(catalog, [sid for sid, _ in hits])
+    kept = [(sid, sim) for sid, sim in hits if sid in allowed][:n]
+    if len(kept) < min(n, matched) and want < total:
+        kept = store.query(qv, min(n, matched), where=filters.chroma_where())
+    return kept
