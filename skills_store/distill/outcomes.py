@@ -18,12 +18,13 @@ window is one SQLite transaction wide.
 
 from __future__ import annotations
 
-import fcntl
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from filelock import FileLock, Timeout
 
 from skills_store.protocols import TrajectoryStore
 
@@ -55,15 +56,15 @@ class Busy(Exception):
 def file_lock(path: Path, *, wait: bool = True) -> Iterator[None]:
     """An exclusive lock on `path` across processes (and threads: each call opens its own descriptor)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise Busy(str(path)) from None
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    lock = FileLock(path)
+    try:
+        lock.acquire(blocking=wait)
+    except Timeout:
+        raise Busy(str(path)) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def lock_path(bank: SkillBank) -> Path:
