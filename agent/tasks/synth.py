@@ -1,0 +1,201 @@
+"""`synthesize`: a project's tests and code -> verified bug-fix tasks (the engine of `skillbank tasks synth`).
+
+1. The original suite runs once (the baseline); what fails there is graded by no task.
+2. A traced run finds the lines the tests execute; every operator is applied at those lines (`mutate`).
+3. Candidates are ordered by weight (`weights`: bug classes the skill bank knows come first), then verified in
+   parallel workers (`verify`), consumed in that order so a seed gives the same tasks whatever finishes first.
+4. A killed mutant whose set of flipped tests equals an earlier task's is equivalent by test outcome: dropped.
+5. Each task is written as a folder (`model.write_task`) with a statement from the failing output.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agent.tasks.errors import SynthError
+from agent.tasks.model import MutationInfo, Task, write_task
+from agent.tasks.mutate import Mutant, all_mutants
+from agent.tasks.statements import model_statement, offline_statement
+from agent.tasks.trace import traced_lines
+from agent.tasks.verify import Baseline, Verdict, Verifier, measure_baseline
+from agent.tasks.weights import bank_error_classes, error_classes_of, operator_weights, weighted_order
+from sandbox.exec.interpreter import find_interpreter
+from skills_store.models import Skill
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
+
+__all__ = ["SynthConfig", "SynthError", "SynthReport", "synthesize"]
+
+
+@dataclass
+class SynthConfig:
+    n: int
+    seed: int = 0
+    workers: int = 2
+    timeout_s: int | None = None
+    """Per-mutant suite timeout; None: 4 x the baseline's duration plus 20 s."""
+    test_python: str | None = None
+    max_candidates: int | None = None
+    """Verify at most this many mutants (None: until `n` tasks or none left)."""
+
+
+@dataclass
+class SynthReport:
+    project: str
+    tasks: list[Path] = field(default_factory=list)
+    candidates: int = 0
+    verdicts: Counter[str] = field(default_factory=Counter)
+    """Per verified mutant: killed (kept), equivalent (same flipped tests as a kept one), survived, no_collect,
+    timeout."""
+    baseline: Baseline | None = None
+    bank_classes: Counter[str] = field(default_factory=Counter)
+    task_classes: Counter[str] = field(default_factory=Counter)
+    """Exception types in the failing output of the new tasks."""
+    bug_classes: Counter[str] = field(default_factory=Counter)
+    statement_tokens: int = 0
+    wall_s: float = 0.0
+
+    @property
+    def covered_bank_classes(self) -> list[str]:
+        return sorted(set(self.bank_classes) & set(self.task_classes))
+
+    def summary(self) -> str:
+        tried = sum(self.verdicts.values())
+        lines = [
+            f"{len(self.tasks)} task(s) from {self.project} in {self.wall_s:.1f} s: {self.candidates} candidate "
+            f"mutants, {tried} verified ({', '.join(f'{k} {v}' for k, v in sorted(self.verdicts.items()))})",
+            "bug classes: " + (", ".join(f"{k} {v}" for k, v in sorted(self.bug_classes.items())) or "none"),
+            "error classes in the new tasks: "
+            + (", ".join(f"{k} {v}" for k, v in sorted(self.task_classes.items())) or "none"),
+        ]
+        if self.bank_classes:
+            covered = self.covered_bank_classes
+            lines.append(
+                f"skill bank error classes covered: {len(covered)} of {len(self.bank_classes)}"
+                + (f" ({', '.join(covered)})" if covered else "")
+            )
+        else:
+            lines.append("skill bank: no skills, so operators were weighted equally")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        baseline = self.baseline
+        return {
+            "project": self.project,
+            "tasks": [p.name for p in self.tasks],
+            "candidates": self.candidates,
+            "verdicts": dict(self.verdicts),
+            "bug_classes": dict(self.bug_classes),
+            "task_error_classes": dict(self.task_classes),
+            "bank_error_classes": dict(self.bank_classes),
+            "covered_bank_classes": self.covered_bank_classes,
+            "baseline": None
+            if baseline is None
+            else {"passing": len(baseline.passing), "failing": baseline.failing, "duration_s": baseline.duration_s},
+            "statement_tokens": self.statement_tokens,
+            "wall_s": round(self.wall_s, 2),
+        }
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-._")[:40] or "project"
+
+
+def synthesize(
+    repo: Path,
+    out: Path,
+    config: SynthConfig,
+    *,
+    project: str,
+    source: str,
+    skills: list[Skill] | None = None,
+    statement_model: Model | None = None,
+    on_verdict: Callable[[Verdict, int], None] | None = None,
+    on_candidates: Callable[[int], None] | None = None,
+) -> SynthReport:
+    """Write up to `config.n` verified tasks of `repo` into `out`; see the module doc."""
+    started = time.monotonic()
+    repo, out = repo.resolve(), out.resolve()
+    if out.is_relative_to(repo):
+        raise SynthError(f"--out {out} is inside the project {repo}; write the tasks elsewhere")
+    out.mkdir(parents=True, exist_ok=True)
+    report = SynthReport(project=project, bank_classes=bank_error_classes(skills or []))
+    python = str(find_interpreter(repo, config.test_python).path)
+    baseline = report.baseline = measure_baseline(repo, timeout_s=900, test_python=config.test_python)
+    timeout_s = config.timeout_s or int(baseline.duration_s * 4) + 20
+    coverage = traced_lines(repo, python, timeout_s=max(900, timeout_s * 4))
+    candidates = weighted_order(all_mutants(repo, coverage), operator_weights(report.bank_classes), config.seed)
+    if config.max_candidates is not None:
+        candidates = candidates[: config.max_candidates]
+    report.candidates = len(candidates)
+    if on_candidates:
+        on_candidates(len(candidates))
+    if not candidates:
+        raise SynthError(f"no mutable code that the tests execute was found in {repo}")
+    outcomes_seen: set[frozenset[str]] = set()
+    workers = max(1, config.workers)
+    with (
+        Verifier(repo, workers, timeout_s=timeout_s, test_python=config.test_python, baseline=baseline) as verifier,
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sb-verify") as pool,
+    ):
+        pending: list[Future[Verdict]] = []
+        queue = iter(candidates)
+        try:
+            while len(report.tasks) < config.n:
+                while len(pending) < workers * 2 and (mutant := next(queue, None)) is not None:
+                    pending.append(pool.submit(verifier.verify, mutant))
+                if not pending:
+                    break
+                verdict = pending.pop(0).result()
+                status = verdict.status
+                if verdict.kept:
+                    flipped = frozenset(verdict.fail_to_pass)
+                    if flipped in outcomes_seen:
+                        status = "equivalent"
+                    else:
+                        outcomes_seen.add(flipped)
+                        report.tasks.append(_write(repo, out, verdict, project, source, statement_model, report))
+                report.verdicts[status] += 1
+                if on_verdict:
+                    on_verdict(verdict, len(report.tasks))
+        finally:
+            for future in pending:
+                future.cancel()
+    report.wall_s = time.monotonic() - started
+    return report
+
+
+def _write(
+    repo: Path, out: Path, verdict: Verdict, project: str, source: str, model: Model | None, report: SynthReport
+) -> Path:
+    mutant: Mutant = verdict.mutant
+    gold = mutant.gold_patch
+    flipped = set(verdict.fail_to_pass)
+    failures = [case for case in (verdict.result.tests if verdict.result else []) if case.id in flipped]
+    if model is not None:
+        statement, tokens = model_statement(model, project, failures, gold)
+        report.statement_tokens += tokens
+    else:
+        statement = offline_statement(project, failures, gold)
+    task = Task(
+        task_id=f"{slug(project)}-{mutant.operator.replace('_', '-')}-{mutant.key[:8]}",
+        problem_statement=statement,
+        fail_to_pass=verdict.fail_to_pass,
+        pass_to_pass=verdict.pass_to_pass,
+        bug_class=mutant.operator,
+        source=source,
+        mutation=MutationInfo(
+            operator=mutant.operator, path=mutant.path, line=mutant.line, description=mutant.description
+        ),
+    )
+    report.bug_classes[mutant.operator] += 1
+    report.task_classes.update(error_classes_of("\n".join(c.message or "" for c in failures)))
+    return write_task(out, task, repo, {mutant.path: mutant.mutated}, gold)
