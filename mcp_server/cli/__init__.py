@@ -12,7 +12,7 @@ import typer
 
 
 def build_app() -> typer.Typer:
-    from mcp_server.cli import demo, distill, hook, sandbox, serve, skills, tasks, trajectories
+    from mcp_server.cli import agent, demo, distill, hook, sandbox, serve, skills, tasks, trajectories
 
     app = typer.Typer(
         name="skillbank",
@@ -28,6 +28,7 @@ def build_app() -> typer.Typer:
     app.add_typer(sandbox.app, name="sandbox")
     app.command("distill")(distill.distill)
     app.command("demo")(demo.demo)
+    app.command("agent")(agent.agent)
     app.add_typer(tasks.app, name="tasks")
     return app
 

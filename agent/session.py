@@ -1,0 +1,128 @@
+"""One agent session's bookkeeping: every skillbank call goes through here, so the harness knows the last test
+run, whether a patch landed after it, which skills were shown, and can stream a line per call.
+
+Tool calls are captured by the server on their own; the session adds the steps only the agent knows (its thoughts
+with token counts, its read-only workspace calls, the final answer) through `record_trajectory`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ToolFailed
+from pydantic_ai.mcp import CallToolFunc, MCPToolset
+
+from agent.prompt import compact_run
+
+Progress = Callable[[str], None]
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def describe(tool: str, result: Any) -> str:
+    """A one-line summary of a tool result, for the progress stream."""
+    if not isinstance(result, dict):
+        return _short(result)
+    if tool == "run_tests":
+        reward = float((result.get("reward") or {}).get("value", 0.0))
+        return (f"{result.get('status')} ({result.get('passed', 0)} passed, {result.get('failed', 0)} failed, "
+                f"{result.get('errors', 0)} errors; reward {reward:.2f})")  # fmt: skip
+    if tool == "apply_patch":
+        files = ", ".join(f"{f.get('action')} {f.get('path')}" for f in result.get("files") or [])
+        syntax = f"; {len(result['syntax_errors'])} syntax error(s)" if result.get("syntax_errors") else ""
+        return f"{'applied' if result.get('applied') else 'not applied'}: {files}{syntax}"
+    if tool == "search_skills":
+        return f"{len(result.get('skills') or [])} skill(s): " + ", ".join(
+            s.get("skill_id", "?") for s in result.get("skills") or []
+        )
+    return _short(result)
+
+
+class Session:
+    """State shared by the harness and the model's tool calls within one solve."""
+
+    def __init__(self, toolset: MCPToolset[Any], progress: Progress | None, test_args: dict[str, Any]) -> None:
+        self.toolset = toolset
+        self.progress = progress
+        self.test_args = test_args
+        self.last_run: dict[str, Any] | None = None
+        self.patched_since_run = False
+        self.skills_shown: list[str] = []
+        self.tool_calls = 0
+        self.trajectory_id: str | None = None
+
+    def say(self, line: str) -> None:
+        if self.progress is not None:
+            self.progress(line)
+
+    def observe(self, tool: str, args: dict[str, Any], result: Any) -> None:
+        self.tool_calls += 1
+        if isinstance(result, dict):
+            if tool == "run_tests":
+                self.last_run = result
+                self.patched_since_run = False
+                self._shown(result.get("suggested_skills") or [])
+            elif tool == "apply_patch" and result.get("applied"):
+                self.patched_since_run = True
+            elif tool == "search_skills":
+                self._shown(result.get("skills") or [])
+        self.say(f"{tool} {_short(args, 60)} -> {describe(tool, result)}")
+
+    def _shown(self, skills: list[dict[str, Any]]) -> None:
+        for s in skills:
+            if s.get("skill_id") and s["skill_id"] not in self.skills_shown:
+                self.skills_shown.append(s["skill_id"])
+
+    async def process_tool_call(self, _ctx: RunContext[Any], call_tool: CallToolFunc, name: str, args: dict[str, Any]):
+        """The model's calls of skillbank tools: observed, and run_tests results compacted for the model."""
+        try:
+            result = await call_tool(name, args)
+        except ToolFailed as exc:
+            self.tool_calls += 1
+            self.say(f"{name} {_short(args, 60)} -> refused: {_short(exc.message)}")
+            raise
+        self.observe(name, args, result)
+        return compact_run(result) if name == "run_tests" and isinstance(result, dict) else result
+
+    async def call(self, name: str, args: dict[str, Any]) -> Any:
+        """A call made by the harness itself (captured by the server like the model's)."""
+        result = await self.toolset.direct_call_tool(name, args)
+        self.observe(name, args, result)
+        return result
+
+    async def try_call(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        """A harness call whose refusal is reported and survived (the run goes on without its result)."""
+        try:
+            result = await self.call(name, args)
+        except ToolFailed as exc:
+            self.tool_calls += 1
+            self.say(f"{name} refused: {_short(exc.message, 300)}")
+            return None
+        return result if isinstance(result, dict) else None
+
+    async def run_tests(self) -> dict[str, Any] | None:
+        return await self.try_call("run_tests", dict(self.test_args))
+
+    async def record(self, steps: list[dict[str, Any]], **fields: Any) -> None:
+        """Append steps (and task / outcome / final) to this session's trajectory."""
+        now = datetime.now(UTC).isoformat()
+        for step in steps:
+            step.setdefault("ts", now)
+        args = {"steps": steps, **{k: v for k, v in fields.items() if v is not None}}
+        result = await self.toolset.direct_call_tool("record_trajectory", args)
+        if isinstance(result, dict):
+            self.trajectory_id = result.get("trajectory_id", self.trajectory_id)
+
+    async def workspace_call(self, tool: str, args: dict[str, Any], summary: str) -> None:
+        self.tool_calls += 1
+        first = summary.splitlines()[0] if summary else ""
+        self.say(f"{tool} {_short(args, 60)} -> {_short(first)}")
+        await self.record([{"kind": "tool_call", "tool": tool, "args": args, "content": summary[:2000], "ok": True}])

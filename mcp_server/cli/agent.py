@@ -1,0 +1,101 @@
+"""`skillbank agent "TASK"`: the bundled pydantic-ai agent on a workspace, through the skillbank server.
+
+A thin adapter over `agent.run.solve`: settings and the environment are read here, the model is resolved up front
+(a missing key or a bad base URL is one line naming the variable, exit 2), progress goes to stderr and the
+summary to stdout (`--json`: one object). Exit status: 0 when the tests pass at the end, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+import typer
+
+from mcp_server.cli.common import clean_errors, fail, load_settings
+
+
+def _server_env(home: Path) -> dict[str, str]:
+    return {**os.environ, "SKILLBANK_HOME": str(home)}
+
+
+def _unreachable(error: str | None, spec: str) -> str | None:
+    """A one-line hint naming the variable when the model endpoint could not be reached at all."""
+    if not error or not any(w in error for w in ("Connection error", "ConnectError", "connection refused", "404")):
+        return None
+    variable = "ANTHROPIC_BASE_URL" if spec.startswith("anthropic:") else "OPENAI_BASE_URL"
+    where = os.environ.get(variable) or "the provider's default URL"
+    return f"could not reach the model {spec!r} at {where}: {error.splitlines()[0]}; check {variable}"
+
+
+def _summary(result: Any) -> dict[str, Any]:
+    data = result.model_dump(mode="json", exclude={"final_diff", "message"})
+    data["wall_s"] = round(result.wall_s, 2)
+    return data
+
+
+def agent(
+    task: Annotated[str, typer.Argument(help="What to do, e.g. 'make test_parse pass'.")],
+    workspace: Annotated[Path, typer.Option(help="The repository to work on (edited in place).")] = Path("."),
+    model: Annotated[
+        str | None,
+        typer.Option(envvar="SKILLBANK_MODEL", help="openai:NAME, anthropic:NAME, openai-chat:NAME (SKILLBANK_MODEL)."),
+    ] = None,
+    no_skills: Annotated[bool, typer.Option("--no-skills", help="Ablation: no skill search, no skills shown.")] = False,
+    max_requests: Annotated[int, typer.Option(min=1, help="Model requests before stopping.")] = 50,
+    max_tokens: Annotated[int | None, typer.Option(min=1, help="Total tokens before stopping.")] = None,
+    timeout: Annotated[float | None, typer.Option(min=1, help="Wall-clock seconds before stopping.")] = None,
+    tests: Annotated[list[str] | None, typer.Option("--test", help="Test id to run (repeat; default: all).")] = None,
+    stream: Annotated[bool, typer.Option(help="Stream model responses.")] = True,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary on stdout.")] = False,
+) -> None:
+    """Solve a task with the bundled agent: test-first, skills from earlier sessions, edits by apply_patch only."""
+    settings = load_settings()
+    if model is None:
+        fail("no model given: pass --model openai:gpt-4o (or anthropic:..., openai-chat:...), or set SKILLBANK_MODEL")
+    if not workspace.is_dir():
+        fail(f"--workspace {workspace} is not a directory")
+    with clean_errors():
+        from agent.llm import resolve_model
+        from agent.run import Limits, solve
+        from agent.server import ServerCommand
+
+        resolved = resolve_model(model, os.environ)
+        exe = Path(sys.executable).with_name("skillbank")
+        server = (ServerCommand(str(exe), (), _server_env(settings.home)) if exe.exists()
+                  else ServerCommand(sys.executable, ("-m", "mcp_server"), _server_env(settings.home)))  # fmt: skip
+        limits = Limits(max_requests=max_requests, max_tokens=max_tokens, timeout_s=timeout)
+
+        def progress(line: str) -> None:
+            typer.echo(f"  {line}", err=True)
+
+        result = anyio.run(
+            lambda: solve(
+                task,
+                workspace,
+                resolved,
+                use_skills=not no_skills,
+                limits=limits,
+                server=server,
+                progress=progress,
+                stream=stream,
+                tests=tests,
+            )
+        )
+    hint = _unreachable(result.error, model) if result.requests <= 1 else None
+    if hint:
+        fail(hint)
+    if as_json:
+        typer.echo(json.dumps(_summary(result)))
+    else:
+        tests_line = f"{result.tests.passed}/{result.tests.total} tests pass" if result.tests else "tests never ran"
+        typer.echo(result.message)
+        typer.echo(
+            f"{result.outcome}: reward {result.reward:.2f}, {tests_line}, {result.tokens} tokens, "
+            f"{result.requests} requests, {result.wall_s:.1f} s, trajectory {result.trajectory_id}"
+        )
+    raise typer.Exit(0 if result.outcome == "success" else 1)

@@ -1,0 +1,112 @@
+"""`skillbank agent` as users run it: against a local scripted OpenAI-compatible endpoint (Chat Completions)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.agent.support import FIX
+from tests.e2e.scripted_llm import chat_endpoint
+
+SOLVE = [[("run_tests", {})], [("apply_patch", {"patch": FIX})], [("run_tests", {})], "fixed add"]
+
+
+def run_agent(server, env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([server.command, "agent", *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("stream", ["--stream", "--no-stream"])
+def test_the_cli_solves_a_task_through_a_gateway_and_prints_a_json_summary(
+    buggy_repo: Path, server, agent_env: dict[str, str], trajectories, stream: str
+) -> None:
+    with chat_endpoint(SOLVE) as llm:
+        env = {**agent_env, "OPENAI_BASE_URL": f"{llm.url}/v1"}
+        out = run_agent(server, env, "fix add", "--workspace", str(buggy_repo), "--model", "openai:qwen", "--json",
+                        stream)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["outcome"] == "success"
+    assert summary["reward"] == 1.0
+    assert summary["requests"] == 4
+    assert summary["tokens"] == 4 * 60
+    assert summary["wall_s"] > 0
+    assert all(r["path"] == "/v1/chat/completions" for r in llm.requests)
+    assert all(bool(r.get("stream")) == (stream == "--stream") for r in llm.requests)
+    tools = {t["function"]["name"] for t in llm.requests[0]["tools"]}
+    assert {"run_tests", "apply_patch", "search_skills", "read_file", "list_files", "search_text"} == tools
+    assert "apply_patch" in out.stderr
+    assert "tokens" in out.stderr
+    [traj] = trajectories()
+    assert traj["trajectory_id"] == summary["trajectory_id"]
+    assert traj["outcome"] == "success"
+    assert [s["tool"] for s in traj["steps"] if s.get("tool")] == ["run_tests", "search_skills", "run_tests",
+                                                                   "apply_patch", "run_tests"]  # fmt: skip
+
+
+def test_no_skills_hides_search_skills_and_shows_no_skills(
+    buggy_repo: Path, server, agent_env: dict[str, str], trajectories
+) -> None:
+    with chat_endpoint(["giving up"]) as llm:
+        env = {**agent_env, "OPENAI_BASE_URL": f"{llm.url}/v1"}
+        out = run_agent(server, env, "fix add", "--workspace", str(buggy_repo), "--model", "openai:q", "--no-skills")
+    assert out.returncode == 1, out.stderr
+    assert "failure: reward" in out.stdout
+    tools = {t["function"]["name"] for t in llm.requests[0]["tools"]}
+    assert "search_skills" not in tools
+    assert "Skills from earlier sessions" not in json.dumps(llm.requests[0]["messages"])
+    [traj] = trajectories()
+    assert "search_skills" not in [s.get("tool") for s in traj["steps"]]
+    assert all(
+        not (s.get("result") or {}).get("suggested_skills") for s in traj["steps"] if isinstance(s.get("result"), dict)
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "extra_env", "message"),
+    [
+        ("openai:gpt-4o", {}, "OPENAI_API_KEY is not set"),
+        ("anthropic:claude-sonnet-4-5", {}, "ANTHROPIC_API_KEY is not set"),
+        ("openai:qwen", {"OPENAI_BASE_URL": "127.0.0.1:8000/v1"}, "OPENAI_BASE_URL='127.0.0.1:8000/v1' is not an http"),
+    ],
+)
+def test_a_missing_key_or_a_bad_base_url_is_one_line_naming_the_variable(
+    buggy_repo: Path, server, agent_env: dict[str, str], model: str, extra_env: dict[str, str], message: str
+) -> None:
+    out = run_agent(server, {**agent_env, **extra_env}, "fix", "--workspace", str(buggy_repo), "--model", model)
+    assert out.returncode == 2
+    assert message in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in out.stderr
+
+
+def test_an_unreachable_gateway_is_one_line_naming_the_variable(
+    buggy_repo: Path, server, agent_env: dict[str, str]
+) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**agent_env, "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"}
+    out = run_agent(server, env, "fix", "--workspace", str(buggy_repo), "--model", "openai:q", "--no-stream")
+    assert out.returncode == 2, out.stdout + out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("skillbank: error: could not reach the model")
+    assert "check OPENAI_BASE_URL" in last
+    assert "Traceback" not in out.stderr
+
+
+def test_the_token_limit_ends_the_run_as_a_failure_naming_it(
+    buggy_repo: Path, server, agent_env: dict[str, str], trajectories
+) -> None:
+    with chat_endpoint([[("list_files", {})]] * 5) as llm:
+        env = {**agent_env, "OPENAI_BASE_URL": f"{llm.url}/v1"}
+        out = run_agent(server, env, "fix", "--workspace", str(buggy_repo), "--model", "openai:q", "--json",
+                        "--max-tokens", "100")  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["outcome"] == "failure"
+    assert summary["limit"] == "max_tokens"
+    assert trajectories()[0]["outcome"] == "failure"

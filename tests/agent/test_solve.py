@@ -1,0 +1,81 @@
+"""`agent.solve`: a scripted model fixes a real bug through the real `skillbank serve` over stdio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agent.run import Limits, solve
+from tests.agent.support import FIX, scripted
+
+pytestmark = [pytest.mark.anyio]
+
+
+def tools_of(trajectory: dict) -> list[str]:
+    return [s["tool"] for s in trajectory["steps"] if s.get("tool")]
+
+
+async def test_a_scripted_solve_fixes_the_bug_and_its_trajectory_shows_every_step(
+    buggy_repo: Path, server, trajectories
+) -> None:
+    model = scripted([
+        [("run_tests", {})],
+        [("search_skills", {"query": "assert -1 == 5 where -1 = add(2, 3)"})],
+        [("read_file", {"path": "calc.py"})],
+        [("apply_patch", {"patch": FIX})],
+        [("run_tests", {})],
+        "add subtracted; it adds now.",
+    ])  # fmt: skip
+    lines: list[str] = []
+    with anyio.fail_after(120):
+        result = await solve("make test_add pass", buggy_repo, model, server=server, progress=lines.append)
+    assert result.outcome == "success"
+    assert result.reward == 1.0
+    assert result.tests is not None
+    assert result.tests.passed == 2
+    assert result.requests == 6
+    assert result.message == "add subtracted; it adds now."
+    assert "+    return a + b" in result.final_diff
+    assert "a + b" in (buggy_repo / "calc.py").read_text()
+    assert any(line.startswith("apply_patch") and "applied" in line for line in lines)
+    [traj] = trajectories()
+    assert traj["trajectory_id"] == result.trajectory_id
+    assert traj["task"] == "make test_add pass"
+    assert traj["outcome"] == "success"
+    assert traj["status"] == "closed"
+    # the harness's first run and skill search, then the model's five calls in order
+    assert tools_of(traj) == ["run_tests", "search_skills", "run_tests", "search_skills", "read_file", "apply_patch",
+                              "run_tests"]  # fmt: skip
+    assert traj["steps"][-1]["content"] == "add subtracted; it adds now."
+    assert any(s["kind"] == "thought" and s.get("tokens_out") for s in traj["steps"])
+
+
+async def test_the_first_failure_is_in_the_prompt(buggy_repo: Path, server) -> None:
+    model = scripted(["nothing to do"])
+    with anyio.fail_after(120):
+        result = await solve("fix add", buggy_repo, model, server=server)
+    prompt = str(model.seen[0][-1].parts[-1].content)  # type: ignore[attr-defined]
+    assert "Task: fix add" in prompt
+    assert "test_calc.py::test_add" in prompt
+    assert "assert -1 == 5" in prompt
+    assert result.outcome == "failure"
+    assert result.tests is not None
+    assert result.tests.failed == 1
+    assert result.final_diff == ""
+
+
+async def test_hitting_the_request_limit_ends_the_run_as_a_failure_that_names_it(
+    buggy_repo: Path, server, trajectories
+) -> None:
+    model = scripted([[("list_files", {})]] * 10)
+    with anyio.fail_after(120):
+        result = await solve("fix add", buggy_repo, model, server=server, limits=Limits(max_requests=2))
+    assert result.outcome == "failure"
+    assert result.limit == "max_requests"
+    assert "request limit (2)" in result.message
+    assert result.requests == 2
+    [traj] = trajectories()
+    assert traj["outcome"] == "failure"
+    assert "request limit" in traj["steps"][-1]["content"]
