@@ -33,7 +33,7 @@ from skills_store.errors import InvalidInput
 from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, utcnow
 from skills_store.protocols import TrajectoryStore
 from skills_store.redact import Redactor
-from skills_store.trajectories.trl_export import infer_outcome
+from skills_store.trajectories.closing import close_with_inferred_outcome
 from skills_store.truncate import truncate_value
 
 log = logging.getLogger(__name__)
@@ -137,17 +137,8 @@ class SessionCapture:
         def work() -> list[str]:
             closed = []
             for tid in trajectory_ids:
-                try:
-                    traj = self.store.get(tid, with_steps=False)
-                    if traj.status != "open":
-                        continue
-                    outcome, why = infer_outcome(traj)
-                    note = f"session ended ({reason}) without final=true; outcome {outcome}: {why}"
-                    self.store.append(tid, [Step(kind="observation", content=note)])
-                    self.store.close(tid, outcome)
+                if close_with_inferred_outcome(self.store, tid, f"session ended ({reason}) without final=true"):
                     closed.append(tid)
-                except InvalidInput:
-                    continue  # closed or removed meanwhile by another writer
             return closed
 
         with anyio.CancelScope(shield=True):

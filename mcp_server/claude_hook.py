@@ -32,8 +32,8 @@ from typing import Any, TextIO
 from skills_store.errors import NotFound, SkillStoreError
 from skills_store.models import Skill, Step
 from skills_store.redact import Redactor
+from skills_store.trajectories.closing import close_with_inferred_outcome
 from skills_store.trajectories.store import SQLiteTrajectoryStore
-from skills_store.trajectories.trl_export import infer_outcome
 from skills_store.truncate import truncate_text, truncate_value
 
 SOURCE = "claude-code"
@@ -182,11 +182,8 @@ def handle_event(
         ended = _find_trajectory(store, event, create=False)
         if ended is None:
             return None  # nothing was captured (`claude mcp list` and other short-lived sessions)
-        traj = store.get(ended, with_steps=False)
-        outcome, why = infer_outcome(traj)
-        note = f"Claude Code session ended ({event.get('reason') or 'unknown reason'}); outcome {outcome}: {why}"
-        store.append(ended, [Step(kind="observation", content=note)])
-        store.close(ended, outcome)
+        reason = event.get("reason") or "unknown reason"
+        close_with_inferred_outcome(store, ended, f"Claude Code session ended ({reason})")
     return None
 
 

@@ -39,22 +39,18 @@ def list_(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
     """List trajectories, newest first."""
-    with clean_errors():
-        store = _open_store()
-        try:
-            for traj in store.list(status=status, limit=limit):
-                count = store.step_count(traj.trajectory_id)
-                if as_json:
-                    typer.echo(json.dumps({**traj.model_dump(mode="json", exclude={"steps"}), "steps": count}))
-                    continue
-                reward = "-" if traj.reward is None else f"{traj.reward:.2f}"
-                typer.echo(
-                    f"{traj.trajectory_id:<28} {traj.created_at:%Y-%m-%d %H:%M} {traj.status:<6} "
-                    f"{traj.outcome or '-':<9} {count:>5} steps  reward {reward:<5} {traj.source or '-':<18} "
-                    f"{_short(traj.task, 50)}"
-                )
-        finally:
-            store.shutdown()
+    with clean_errors(), _open_store() as store:
+        for traj in store.list(status=status, limit=limit):
+            count = store.step_count(traj.trajectory_id)
+            if as_json:
+                typer.echo(json.dumps({**traj.model_dump(mode="json", exclude={"steps"}), "steps": count}))
+                continue
+            reward = "-" if traj.reward is None else f"{traj.reward:.2f}"
+            typer.echo(
+                f"{traj.trajectory_id:<28} {traj.created_at:%Y-%m-%d %H:%M} {traj.status:<6} "
+                f"{traj.outcome or '-':<9} {count:>5} steps  reward {reward:<5} {traj.source or '-':<18} "
+                f"{_short(traj.task, 50)}"
+            )
 
 
 @app.command()
@@ -63,12 +59,8 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="The whole trajectory as JSON.")] = False,
 ) -> None:
     """Show one trajectory and its steps."""
-    with clean_errors():
-        store = _open_store()
-        try:
-            traj = store.get(trajectory_id)
-        finally:
-            store.shutdown()
+    with clean_errors(), _open_store() as store:
+        traj = store.get(trajectory_id)
     if as_json:
         typer.echo(traj.model_dump_json(indent=2))
         return
@@ -104,23 +96,24 @@ def export(
     min_reward: Annotated[float | None, typer.Option(help="Only trajectories with at least this reward.")] = None,
 ) -> None:
     """Export closed trajectories as JSONL, or as TRL conversational records with their reward."""
-    from skills_store.trajectories.trl_export import export_lines, reward_of
+    from skills_store.trajectories.trl_export import ExportStats, export_lines, reward_of
 
-    with clean_errors():
-        store = _open_store()
+    stats = ExportStats()
+    with clean_errors(), _open_store() as store:
         stream = out.open("w", encoding="utf-8") if out else sys.stdout
-        count = 0
         try:
             trajs = (t for t in _all(store, include_open) if min_reward is None or (reward_of(t) or 0.0) >= min_reward)
-            for line in export_lines(trajs, fmt):
+            for line in export_lines(trajs, fmt, stats):
                 stream.write(line + "\n")
-                count += 1
         finally:
-            store.shutdown()
             if out:
                 stream.close()
+    if stats.skipped:
+        typer.echo(
+            f"skipped {len(stats.skipped)} trajectories with nothing to train on (no prompt or no steps)", err=True
+        )
     if out:
-        typer.echo(f"wrote {count} trajectories to {out}", err=True)
+        typer.echo(f"wrote {stats.written} trajectories to {out}", err=True)
 
 
 @app.command("close-stale")
@@ -128,10 +121,6 @@ def close_stale(
     idle_hours: Annotated[float, typer.Option(min=0.0, help="Close open ones with no step for this long.")] = 24.0,
 ) -> None:
     """Close trajectories left open (a crashed client or server) as `abandoned`."""
-    with clean_errors():
-        store = _open_store()
-        try:
-            closed = store.close_stale(timedelta(hours=idle_hours))
-        finally:
-            store.shutdown()
+    with clean_errors(), _open_store() as store:
+        closed = store.close_stale(timedelta(hours=idle_hours))
     typer.echo(f"closed {len(closed)} trajectories" + (f": {', '.join(closed)}" if closed else ""))

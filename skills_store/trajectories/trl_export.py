@@ -16,19 +16,32 @@ OpenAI-style tool call (arguments as an object) followed by the tool's message (
 error); `observation` -> a tool message when it answers the step before, else a user message; `message` ->
 user. The reward is the last `run_tests` reward of the trajectory, else 1.0 for `success` and 0.0 for
 `failure`, else null.
+
+The server's closing note ("session ended ...; outcome ...") is not the agent's: it is left out of TRL records, so
+it never becomes the prompt of a trajectory without a task. A trajectory with nothing to train on (no task and no
+user message to prompt with, or no completion) is skipped and counted in `ExportStats.skipped`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from skills_store.errors import InvalidInput
-from skills_store.models import Outcome, StoredStep, Trajectory
+from skills_store.models import StoredStep, Trajectory
+from skills_store.trajectories.closing import is_closing_note
 
 ExportFormat = Literal["jsonl", "trl"]
 FORMATS: tuple[ExportFormat, ...] = ("jsonl", "trl")
+
+
+@dataclass
+class ExportStats:
+    written: int = 0
+    skipped: list[str] = field(default_factory=list)
+    """Ids of the trajectories left out of a TRL export: nothing to prompt with, or nothing to complete."""
 
 
 def reward_of(traj: Trajectory) -> float | None:
@@ -46,6 +59,8 @@ def _text(value: Any) -> str:
 def _messages(steps: list[StoredStep]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for step in steps:
+        if is_closing_note(step):
+            continue
         if step.kind in ("thought", "action"):
             out.append({"role": "assistant", "content": step.content})
         elif step.kind == "tool_call":
@@ -69,15 +84,19 @@ def _messages(steps: list[StoredStep]) -> list[dict[str, Any]]:
     return out
 
 
-def to_trl(traj: Trajectory) -> dict[str, Any]:
-    """One TRL conversational prompt-completion record (see the module doc)."""
+def to_trl(traj: Trajectory) -> dict[str, Any] | None:
+    """One TRL conversational prompt-completion record (see the module doc); None when there is nothing to train on."""
     messages = _messages(traj.steps)
     if traj.task:
         prompt = [{"role": "user", "content": traj.task}]
     else:
         # No task: the first user message (the prompt that started a Claude Code session) is the prompt.
-        first = next((i for i, m in enumerate(messages) if m["role"] == "user"), None)
-        prompt = [messages.pop(first)] if first is not None else [{"role": "user", "content": ""}]
+        first = next((i for i, m in enumerate(messages) if m["role"] == "user" and m["content"].strip()), None)
+        if first is None:
+            return None
+        prompt = [messages.pop(first)]
+    if not messages:
+        return None
     return {
         "prompt": prompt,
         "completion": messages,
@@ -90,20 +109,17 @@ def to_trl(traj: Trajectory) -> dict[str, Any]:
     }
 
 
-def export_lines(trajectories: Iterable[Trajectory], fmt: ExportFormat) -> Iterator[str]:
-    """JSON lines (without newlines) of the trajectories in `fmt`."""
+def export_lines(
+    trajectories: Iterable[Trajectory], fmt: ExportFormat, stats: ExportStats | None = None
+) -> Iterator[str]:
+    """JSON lines (without newlines) of the trajectories in `fmt`; `stats` counts what was written and skipped."""
     if fmt not in FORMATS:
         raise InvalidInput(f"unknown export format {fmt!r}; use one of {', '.join(FORMATS)}")
+    stats = stats if stats is not None else ExportStats()
     for traj in trajectories:
         record = traj.model_dump(mode="json") if fmt == "jsonl" else to_trl(traj)
+        if record is None:
+            stats.skipped.append(traj.trajectory_id)
+            continue
+        stats.written += 1
         yield json.dumps(record, ensure_ascii=False)
-
-
-def infer_outcome(traj: Trajectory) -> tuple[Outcome, str]:
-    """The outcome of a trajectory that ends without one, and why: the agent's, else from the last test run."""
-    if traj.outcome is not None:
-        return traj.outcome, "set by the agent"
-    if traj.reward is not None:
-        outcome: Outcome = "success" if traj.reward >= 0.999 else "failure"
-        return outcome, f"inferred from the last test run (reward {traj.reward:.2f})"
-    return "abandoned", "no outcome was set and no tests were run"

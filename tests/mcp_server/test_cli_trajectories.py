@@ -68,8 +68,10 @@ def test_export_trl_writes_closed_trajectories_with_their_reward(filled: dict[st
     result = runner.invoke(app, ["export", "--format", "trl", "--out", str(out)])
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert {r["trajectory_id"]: r["reward"] for r in records} == {filled["done"]: 1.0, filled["failed"]: 0.0}
+    # "failed" has no steps: nothing to train on, so it is skipped and counted on stderr.
+    assert {r["trajectory_id"]: r["reward"] for r in records} == {filled["done"]: 1.0}
     assert all(r["prompt"][0]["role"] == "user" for r in records)
+    assert "skipped 1 trajectories with nothing to train on" in result.stderr
     best = runner.invoke(app, ["export", "--format", "jsonl", "--min-reward", "0.5", "--include-open"])
     assert [json.loads(line)["trajectory_id"] for line in best.output.splitlines()] == [filled["done"]]
 

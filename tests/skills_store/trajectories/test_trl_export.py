@@ -8,7 +8,8 @@ import pytest
 
 from skills_store.errors import InvalidInput
 from skills_store.models import StoredStep, Trajectory, utcnow
-from skills_store.trajectories.trl_export import export_lines, reward_of, to_trl
+from skills_store.trajectories.closing import NOTE_TOOL
+from skills_store.trajectories.trl_export import ExportStats, export_lines, reward_of, to_trl
 
 
 def _traj(**fields) -> Trajectory:
@@ -65,3 +66,42 @@ def test_jsonl_lines_round_trip_to_the_same_trajectory() -> None:
 def test_an_unknown_export_format_is_refused() -> None:
     with pytest.raises(InvalidInput, match="use one of jsonl, trl"):
         list(export_lines([_traj()], "csv"))  # type: ignore[arg-type]
+
+
+def _note(index: int, content: str, tool: str | None = NOTE_TOOL) -> StoredStep:
+    return StoredStep(index=index, ts=utcnow(), kind="observation", tool=tool, content=content)
+
+
+def test_the_servers_closing_note_never_becomes_the_prompt() -> None:
+    steps = [
+        StoredStep(index=0, ts=utcnow(), kind="tool_call", tool="run_tests", result={"status": "failed"}, ok=False),
+        _note(1, "session ended (the client disconnected) without final=true; outcome failure: inferred"),
+    ]
+    assert to_trl(Trajectory(trajectory_id="t", status="closed", steps=steps, outcome="failure")) is None
+
+
+def test_untagged_closing_notes_stored_before_the_tag_are_recognised_too() -> None:
+    legacy = "Claude Code session ended (logout); outcome abandoned: no outcome was set and no tests were run"
+    steps = [
+        _note(0, legacy, tool=None),
+        StoredStep(index=1, ts=utcnow(), kind="message", content="make the parser keep the last line"),
+        StoredStep(index=2, ts=utcnow(), kind="action", content="rewrite the loop"),
+    ]
+    record = to_trl(Trajectory(trajectory_id="t", status="closed", steps=steps))
+    assert record is not None
+    assert record["prompt"] == [{"role": "user", "content": "make the parser keep the last line"}]
+    assert all(legacy not in json.dumps(m) for m in record["completion"])
+
+
+def test_trajectories_with_nothing_to_train_on_are_skipped_and_counted() -> None:
+    empty_with_task = Trajectory(trajectory_id="no-steps", status="closed", task="port to v2", outcome="failure")
+    only_a_note = Trajectory(
+        trajectory_id="only-note", status="closed", steps=[_note(0, "session ended (idle); outcome abandoned: x")]
+    )
+    stats = ExportStats()
+    lines = list(export_lines([empty_with_task, _traj(task="t"), only_a_note], "trl", stats))
+    assert [json.loads(line)["trajectory_id"] for line in lines] == ["traj-1"]
+    assert (stats.written, stats.skipped) == (1, ["no-steps", "only-note"])
+    raw = ExportStats()
+    assert len(list(export_lines([empty_with_task, only_a_note], "jsonl", raw))) == 2  # raw export keeps everything
+    assert raw.skipped == []
