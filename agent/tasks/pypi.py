@@ -50,12 +50,12 @@ def sdist_url(name: str, version: str, client: httpx.Client) -> tuple[str, str, 
     raise SynthError(f"{name}=={version} has no sdist on PyPI (only wheels), so there are no tests to use")
 
 
-def fetch_sdist(spec: str, dest: Path, *, timeout_s: float = 120) -> Path:
+def fetch_sdist(spec: str, dest: Path, *, timeout_s: float = 120, transport: httpx.BaseTransport | None = None) -> Path:
     """Download and unpack the sdist of `spec` under `dest`; returns the project's root directory."""
     name, version = parse_spec(spec)
     dest.mkdir(parents=True, exist_ok=True)
     try:
-        with httpx.Client(timeout=timeout_s, follow_redirects=True) as client:
+        with httpx.Client(timeout=timeout_s, follow_redirects=True, transport=transport) as client:
             url, filename, sha256 = sdist_url(name, version, client)
             archive = dest / Path(filename).name
             data = client.get(url).raise_for_status().content

@@ -74,7 +74,7 @@ def model_statement(model: Model, project: str, failures: Sequence[TestCase], go
     prompt = f"Project: {project}\nFailing tests:\n{listed}\n\nOutput:\n{scrub(first, gold_patch)}"
     agent: Agent[None, str] = Agent(model, instructions=INSTRUCTIONS, output_type=str)
     result = agent.run_sync(prompt)
-    tokens = result.usage().total_tokens or 0
+    tokens = result.usage.total_tokens or 0
     text = scrub(result.output.strip(), gold_patch)
     if not text.strip() or leaks_fix(text, gold_patch):
         return offline_statement(project, failures, gold_patch), tokens
