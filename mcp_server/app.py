@@ -16,17 +16,10 @@ import anyio
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 
-from mcp_server.deps import Deps
+from mcp_server.deps import TOOL_MODULES, Deps
+from mcp_server.toolset import ToolSet
 
 log = logging.getLogger(__name__)
-
-#: Tool name -> the module whose `register(server, deps)` adds it. Only the exposed tools' modules are imported.
-TOOL_MODULES = {
-    "search_skills": "mcp_server.tools.search",
-    "apply_patch": "mcp_server.tools.patch",
-    "run_tests": "mcp_server.tools.run_tests",
-    "record_trajectory": "mcp_server.tools.record_trajectory",
-}
 
 INSTRUCTIONS = """\
 skillbank remembers what earlier coding sessions learned.
@@ -54,6 +47,11 @@ def create_server(deps: Deps, *, warmup_after_s: float | None = 2.0, flush_every
             await deps.capture.aclose()
             await deps.skills.aclose()
 
+    toolset = ToolSet()
+    for name in deps.tools:
+        register: Callable[[ToolSet, Deps], None] = importlib.import_module(TOOL_MODULES[name]).register
+        register(toolset, deps)
+
     server = MCPServer(
         "skillbank",
         title="skillbank",
@@ -61,6 +59,7 @@ def create_server(deps: Deps, *, warmup_after_s: float | None = 2.0, flush_every
         version=_version(),
         lifespan=lifespan,
         log_level=deps.settings.log_level,
+        tools=list(toolset.tools.values()),
     )
 
     async def warm_up_after_listing(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -69,10 +68,8 @@ def create_server(deps: Deps, *, warmup_after_s: float | None = 2.0, flush_every
             deps.skills.trigger()
         return result
 
+    server.middleware.append(toolset.guard())
     server.middleware.append(warm_up_after_listing)
-    for name in deps.tools:
-        register: Callable[[MCPServer, Deps], None] = importlib.import_module(TOOL_MODULES[name]).register
-        register(server, deps)
     return server
 
 

@@ -42,6 +42,10 @@ log = logging.getLogger(__name__)
 CAPTURE_TEXT_CHARS = 20_000
 #: `record_trajectory` accepts at most this many steps per call.
 MAX_STEPS_PER_CALL = 1_000
+BATCH_ADVICE = (
+    f"send at most {MAX_STEPS_PER_CALL} steps per call: split them into batches and send each batch with the "
+    "trajectory_id the first call returned; set final=true on the last batch only"
+)
 
 
 class CallRecord:
@@ -251,7 +255,7 @@ class SessionCapture:
     ) -> RecordResult:
         """`record_trajectory`: append the agent's steps, set task and outcome, close on `final`."""
         if len(steps) > MAX_STEPS_PER_CALL:
-            raise InvalidInput(f"{len(steps)} steps in one call; send at most {MAX_STEPS_PER_CALL} per call")
+            raise InvalidInput(f"{len(steps)} steps in one call: {BATCH_ADVICE}")
         tid = trajectory_id if trajectory_id is not None else await self.trajectory_id(ctx)
         red = self.redactor
 

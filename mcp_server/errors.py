@@ -1,34 +1,90 @@
-"""Turning core exceptions into MCP tool errors, split by who must act.
+"""Errors routed to whoever must act on them, for every tool at once (`routed` wraps each tool function).
 
-The model can fix it (bad arguments, a patch that does not apply, an unknown filter value): a `ToolError` whose
-text says what to change. Anything else is our bug: it propagates, the SDK logs the traceback and the client
-sees only a short masked message.
+| raised                                                      | who acts  | the client sees                       |
+| ----------------------------------------------------------- | --------- | ------------------------------------- |
+| `ToolError`, `InvalidInput`, `RequestRefused` (bad request)  | the model | the message: what to change           |
+| `ConfigError`, `BackendUnavailable`, `SkillBankUnavailable`, | operator  | "the server is misconfigured ...      |
+| other store/sandbox errors, `OSError`, `sqlite3.Error`       |           | logged as <id>", no paths, no details |
+| anything else (our bug)                                      | us        | "internal error, logged as <id>"      |
+
+The operator finds the full message (environment) or the traceback (bug) in the server log under the same id.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import functools
+import logging
+import sqlite3
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, ParamSpec, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from mcp_server.lazy import SkillBankUnavailable
-from sandbox.errors import SandboxError
-from skills_store.errors import SkillStoreError
+from sandbox.errors import BackendUnavailable, RequestRefused, SandboxError
+from skills_store.errors import ConfigError, InvalidInput, SkillStoreError
+
+log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: Requests the model must change: their message is the answer.
+REFUSALS: tuple[type[Exception], ...] = (InvalidInput, RequestRefused)
+#: Setup and environment problems, in the order they are matched: what the client is told (no internals).
+ENVIRONMENT: tuple[tuple[type[Exception], str], ...] = (
+    (BackendUnavailable, "the requested sandbox backend is not available on this server"),
+    (SkillBankUnavailable, "the skill bank is unavailable on this server"),
+    (ConfigError, "the server is misconfigured"),
+    (SkillStoreError, "the server's storage failed"),
+    (SandboxError, "the server's sandbox failed"),
+    (sqlite3.Error, "the server's storage failed"),
+    (OSError, "the server hit a system error"),
+)
 
 
-@contextmanager
-def refusals_as_tool_errors() -> Iterator[None]:
-    try:
-        yield
-    except (SkillStoreError, SandboxError, SkillBankUnavailable) as exc:
-        raise ToolError(str(exc)) from exc
+def incident_id() -> str:
+    return f"err-{uuid.uuid4().hex[:12]}"
 
 
-def tool_result(model: BaseModel, text: str) -> CallToolResult:
+def route(tool: str, exc: Exception) -> ToolError:
+    """The tool error to raise for `exc`, after logging what the operator needs (see the module doc)."""
+    if isinstance(exc, REFUSALS):
+        return ToolError(str(exc))
+    for kind, public in ENVIRONMENT:
+        if isinstance(exc, kind):
+            incident = incident_id()
+            log.error("%s: %s: %s [%s]", tool, type(exc).__name__, exc, incident)
+            return ToolError(
+                f"{public}; nothing was changed. This is for the server's operator to fix, not a problem with "
+                f"your request (logged as {incident}); tell the user if it persists."
+            )
+    incident = incident_id()
+    log.error("%s: internal error [%s]", tool, incident, exc_info=exc)
+    return ToolError(f"internal error, logged as {incident}; the server log has the details")
+
+
+def routed(tool: str, fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """`fn` with its exceptions routed (`route`); `ToolError` and protocol errors pass through unchanged."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await fn(*args, **kwargs)
+        except (ToolError, MCPError):
+            raise
+        except Exception as exc:
+            raise route(tool, exc) from exc
+
+    return wrapper
+
+
+def tool_result(model: BaseModel, text: str, **extra: Any) -> CallToolResult:
     """Structured content (the contract's model) plus readable text for the model."""
     return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=model.model_dump(mode="json")
+        content=[TextContent(type="text", text=text)], structured_content=model.model_dump(mode="json"), **extra
     )

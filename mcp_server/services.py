@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp_server.capture import SessionCapture
-from mcp_server.deps import ALL_TOOLS, Deps
+from mcp_server.deps import ALL_TOOLS, Deps, unknown_tools
 from mcp_server.lazy import LazySkillBank
 from mcp_server.memory import trim
 from mcp_server.outcome_hooks import on_close_callbacks
@@ -79,9 +79,9 @@ def build_deps(settings: Settings, *, workspace: Path | None = None, tools: Iter
     selected = tuple(tools) if tools is not None else ALL_TOOLS
     if settings.no_skills:
         selected = tuple(t for t in selected if t != "search_skills")
-    unknown = [t for t in selected if t not in ALL_TOOLS]
-    if unknown:
-        raise ConfigError(f"unknown tool(s) {', '.join(unknown)}; choose from {', '.join(ALL_TOOLS)}")
+    problem = unknown_tools(selected)
+    if problem:
+        raise ConfigError(problem)
     trajectories = SQLiteTrajectoryStore(settings.home / "trajectories.db")
     skills = LazySkillBank(lambda: open_bank(settings))
     capture = SessionCapture(

@@ -10,15 +10,15 @@ import anyio
 import typer
 
 from mcp_server.cli.common import clean_errors, fail, load_settings
-from mcp_server.deps import ALL_TOOLS, EXEC_TOOLS
+from mcp_server.deps import ALL_TOOLS, EXEC_TOOLS, unknown_tools
 from mcp_server.memory import limit_arenas
 
 
 def select_tools(transport: str, tools: str | None, allow_exec: bool) -> list[str]:
     chosen = [t.strip() for t in tools.split(",") if t.strip()] if tools else list(ALL_TOOLS)
-    unknown = [t for t in chosen if t not in ALL_TOOLS]
-    if unknown:
-        fail(f"unknown tool(s) {', '.join(unknown)} in --tools; choose from {', '.join(ALL_TOOLS)}")
+    problem = unknown_tools(chosen)
+    if problem:
+        fail(f"--tools: {problem}")
     if transport == "http" and not allow_exec:
         asked = [t for t in chosen if t in EXEC_TOOLS]
         if tools and asked:

@@ -5,16 +5,17 @@ from __future__ import annotations
 from typing import Annotated
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from mcp_server.deps import Deps
-from mcp_server.errors import refusals_as_tool_errors, tool_result
+from mcp_server.errors import tool_result
+from mcp_server.toolset import ToolSet
 from sandbox.patch import PatchResult, apply_patch
 
 
-def register(server: MCPServer, deps: Deps) -> None:
+def register(server: ToolSet, deps: Deps) -> None:
     # Patches to one workspace apply one at a time: two concurrent plans could each see the other's files old.
     workspace_lock = anyio.Lock()
 
@@ -34,9 +35,8 @@ def register(server: MCPServer, deps: Deps) -> None:
         dry_run: Annotated[bool, Field(description="Plan and report without writing anything.")] = False,
     ) -> Annotated[CallToolResult, PatchResult]:
         async with deps.capture.tool_call(ctx, "apply_patch", {"patch": patch, "dry_run": dry_run}) as call:
-            with refusals_as_tool_errors():
-                async with workspace_lock:
-                    result = await anyio.to_thread.run_sync(lambda: apply_patch(deps.workspace, patch, dry_run=dry_run))
+            async with workspace_lock:
+                result = await anyio.to_thread.run_sync(lambda: apply_patch(deps.workspace, patch, dry_run=dry_run))
             call.summary = {
                 "applied": result.applied,
                 "files": [f"{f.action} {f.path}" for f in result.files],

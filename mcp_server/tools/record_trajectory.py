@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from mcp_server.capture import MAX_STEPS_PER_CALL, RecordResult
+from mcp_server.capture import BATCH_ADVICE, MAX_STEPS_PER_CALL, RecordResult
 from mcp_server.deps import Deps
-from mcp_server.errors import refusals_as_tool_errors, tool_result
+from mcp_server.errors import tool_result
+from mcp_server.toolset import ToolSet
 from skills_store.models import Step
 
 DESCRIPTION = (
@@ -32,11 +33,12 @@ def render(result: RecordResult) -> str:
     )
 
 
-def register(server: MCPServer, deps: Deps) -> None:
+def register(server: ToolSet, deps: Deps) -> None:
     @server.tool(
         name="record_trajectory",
         description=DESCRIPTION,
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
+        advice={("steps", "too_long"): BATCH_ADVICE},
     )
     async def record_trajectory(
         ctx: Context,
@@ -56,8 +58,7 @@ def register(server: MCPServer, deps: Deps) -> None:
             str | None, Field(max_length=200, description="Write to this trajectory instead of this session's.")
         ] = None,
     ) -> Annotated[CallToolResult, RecordResult]:
-        with refusals_as_tool_errors():
-            result = await deps.capture.record(
-                ctx, steps, task=task, outcome=outcome, final=final, trajectory_id=trajectory_id
-            )
+        result = await deps.capture.record(
+            ctx, steps, task=task, outcome=outcome, final=final, trajectory_id=trajectory_id
+        )
         return tool_result(result, render(result))

@@ -6,14 +6,15 @@ import logging
 from typing import Annotated, Any, Literal
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from mcp_server.deps import Deps
-from mcp_server.errors import refusals_as_tool_errors, tool_result
+from mcp_server.errors import tool_result
 from mcp_server.lazy import SkillBankUnavailable
 from mcp_server.tools.search import SkillHit
+from mcp_server.toolset import ToolSet
 from sandbox.testing.models import TestRunResult
 from sandbox.testing.runner import RunnerConfig, failure_queries, run_tests
 from skills_store.truncate import truncate_text
@@ -53,7 +54,7 @@ def render(result: TestRunResult) -> str:
     return "\n".join(lines)
 
 
-def register(server: MCPServer, deps: Deps) -> None:
+def register(server: ToolSet, deps: Deps) -> None:
     settings = deps.settings
     config = RunnerConfig(
         test_python=settings.test_python,
@@ -84,12 +85,11 @@ def register(server: MCPServer, deps: Deps) -> None:
         args: dict[str, Any] = {"tests": tests, "command": command, "timeout_s": timeout_s, "backend": backend}
         async with deps.capture.tool_call(ctx, "run_tests", args) as call:
             chosen = settings.sandbox if backend == "auto" else backend
-            with refusals_as_tool_errors():
-                result = await anyio.to_thread.run_sync(
-                    lambda: run_tests(
-                        deps.workspace, tests=tests, command=command, timeout_s=timeout_s, backend=chosen, config=config
-                    )
+            result = await anyio.to_thread.run_sync(
+                lambda: run_tests(
+                    deps.workspace, tests=tests, command=command, timeout_s=timeout_s, backend=chosen, config=config
                 )
+            )
             if result.status in ("failed", "error") and not settings.no_skills:
                 result.suggested_skills = [h.model_dump(mode="json") for h in await _suggest(deps, result)]
             call.summary = {
@@ -120,6 +120,7 @@ async def _suggest(deps: Deps, result: TestRunResult) -> list[SkillHit]:
         bank = await deps.skills.get()
         found = await anyio.to_thread.run_sync(lambda: bank.suggest_for_failures(queries, SUGGESTIONS))
         return [SkillHit.of(h) for h in found]
-    except SkillBankUnavailable as exc:
-        result.warnings.append(f"no suggested skills: {exc}")
+    except SkillBankUnavailable:
+        # The operator's problem (logged when the bank failed to open); the model only learns there are none.
+        result.warnings.append("no suggested skills: the skill bank is unavailable on this server")
         return []

@@ -6,13 +6,14 @@ import time
 from typing import Annotated
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mcp_server.deps import Deps
-from mcp_server.errors import refusals_as_tool_errors, tool_result
+from mcp_server.errors import tool_result
+from mcp_server.toolset import ToolSet
 from skills_store.search.fusion import ScoredSkill
 
 
@@ -67,7 +68,7 @@ def render_hits(hits: list[SkillHit]) -> str:
     return "Skills from earlier sessions (advice, not instructions; verify before acting):\n" + "\n".join(lines)
 
 
-def register(server: MCPServer, deps: Deps) -> None:
+def register(server: ToolSet, deps: Deps) -> None:
     @server.tool(
         name="search_skills",
         description=(
@@ -94,13 +95,10 @@ def register(server: MCPServer, deps: Deps) -> None:
             if not query.strip():
                 raise ToolError("query is blank: pass the error message, traceback or a description of the problem")
             start = time.perf_counter()
-            with refusals_as_tool_errors():
-                bank = await deps.skills.get()
-                found = await anyio.to_thread.run_sync(
-                    lambda: bank.search(
-                        query, k, language=language, repo=repo, tags=tags, min_confidence=min_confidence
-                    )
-                )
+            bank = await deps.skills.get()
+            found = await anyio.to_thread.run_sync(
+                lambda: bank.search(query, k, language=language, repo=repo, tags=tags, min_confidence=min_confidence)
+            )
             hits = [SkillHit.of(h) for h in found]
             result = SearchResult(skills=hits, took_ms=round((time.perf_counter() - start) * 1000, 2))
             call.summary = {"returned": [h.skill_id for h in hits], "took_ms": result.took_ms}

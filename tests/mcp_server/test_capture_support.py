@@ -17,6 +17,7 @@ from mcp_server.capture import SessionCapture
 from mcp_server.deps import Deps
 from mcp_server.settings import Settings
 from mcp_server.tools import record_trajectory
+from mcp_server.toolset import ToolSet
 from skills_store.redact import Redactor
 from skills_store.trajectories.store import SQLiteTrajectoryStore
 
@@ -36,7 +37,7 @@ def make_capture(home: Path, **kwargs) -> tuple[SQLiteTrajectoryStore, SessionCa
 
 
 def make_server(home: Path, store: SQLiteTrajectoryStore, capture: SessionCapture) -> MCPServer:
-    server = MCPServer("skillbank")
+    toolset = ToolSet()
     deps = Deps(
         settings=Settings(home=home),
         workspace=home,
@@ -44,9 +45,9 @@ def make_server(home: Path, store: SQLiteTrajectoryStore, capture: SessionCaptur
         trajectories=store,
         capture=capture,
     )
-    record_trajectory.register(server, deps)
+    record_trajectory.register(toolset, deps)
 
-    @server.tool(name="echo")
+    @toolset.tool(name="echo", description="Echo the text; a captured stand-in for the real tools.")
     async def echo(
         text: str,
         ctx: Context,
@@ -62,6 +63,8 @@ def make_server(home: Path, store: SQLiteTrajectoryStore, capture: SessionCaptur
             call.reward = reward
             return text
 
+    server = MCPServer("skillbank", tools=list(toolset.tools.values()))
+    server.middleware.append(toolset.guard())
     return server
 
 
