@@ -238,32 +238,32 @@ class LocalSandbox:
         for root in minimal_roots(self.ro_paths):
             if path_is_under(root, covered) and not path_is_under(root, [scratch]) and root.exists():
                 args += ["--ro-bind", str(root), str(root)]
+        args += self._mask_args(inside_workspace=False)
         args += ["--bind", str(self.workspace), str(self.workspace)]
         git_dir = self.workspace / ".git"
         if git_dir.is_dir() and not git_dir.is_symlink():
             # Host git reads this repo's config later (the syntax reward): the tests must not be able to plant
             # a filter or hook there that the host would then run outside the sandbox.
             args += ["--ro-bind", str(git_dir), str(git_dir)]
-        args += self._mask_args()
+        args += self._mask_args(inside_workspace=True)
+        args += [arg for path in self.hidden if path.is_dir() for arg in ("--remount-ro", str(path))]
         args += ["--chdir", str(cwd)]
         return [*args, "--"]
 
-    def _mask_args(self) -> list[str]:
-        """Empty read-only tmpfs mounts over the hidden paths, last so that no bind above brings them back.
+    def _mask_args(self, inside_workspace: bool) -> list[str]:
+        """Empty tmpfs mounts over the hidden paths inside (or outside) the workspace; files get /dev/null.
 
-        A hidden dir inside the workspace (a project-local SKILLBANK_HOME) is covered too; a workspace inside a
-        hidden dir is bound again on top, so the tests still see their own files and nothing else of it.
+        Those outside go before the workspace is bound, so that a workspace inside the data dir stays visible;
+        those inside go after it, so that a project-local SKILLBANK_HOME is covered too.
         """
         args: list[str] = []
-        rebind = False
         for path in self.hidden:
+            if path_is_under(path, [self.workspace]) != inside_workspace:
+                continue
             if path.is_dir():
-                args += ["--perms", "0555", "--tmpfs", str(path), "--remount-ro", str(path)]
+                args += ["--perms", "0555", "--tmpfs", str(path)]
             elif path.exists():
                 args += ["--ro-bind", "/dev/null", str(path)]
-            rebind = rebind or path_is_under(self.workspace, [path])
-        if rebind:
-            args += ["--bind", str(self.workspace), str(self.workspace)]
         return args
 
 

@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from sandbox.patch.hunks import FileOutcome, HunkResult
-from sandbox.patch.match import Ambiguity, AnchorMissing, fold
+from sandbox.patch.match import Ambiguity, AnchorMissing, ScopeMismatch, fold
 from sandbox.patch.ops import FilePatch, Hunk
 
 MAX_SHOWN_LINES = 40
@@ -83,6 +83,15 @@ def _render_hunk(problem: Problem, result: HunkResult, total: int) -> str:
             f"{where}: {why}.\n"
             f"{_expected(hunk)}\n"
             f"How to fix: add context lines that occur only at the intended place, or {extra}."
+        )
+    if isinstance(result.problem, ScopeMismatch):
+        mismatch = result.problem
+        return (
+            f"{where}: its lines were found only with reduced context, at line {mismatch.position + 1}, and "
+            f"{mismatch.reason}; it was not applied there.\n"
+            f"{_expected(hunk)}\n{_closest_block(lines, hunk, mismatch.window)}\n"
+            f"How to fix: re-read {problem.path} and copy the hunk's context lines exactly as they are now, including "
+            "the `def`/`class` line that encloses the change; if the edit belongs at that line, use its context."
         )
     expected_at = hunk.old_start
     start = closest_window(lines, hunk.old_lines, expected_at)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sandbox.patch.match import Ambiguity, AnchorMissing, Haystack, Match, locate
+from sandbox.patch.match import Ambiguity, AnchorMissing, Haystack, Match, ScopeMismatch, locate
 from sandbox.patch.ops import Hunk, HunkLine
 from sandbox.patch.textfile import CRLF, LF, TextFile
 
@@ -20,7 +20,7 @@ _REINDENT_COMPARATORS = frozenset({"surrounding_ws", "unicode"})
 class HunkResult:
     hunk: Hunk
     match: Match | None = None
-    problem: Ambiguity | AnchorMissing | None = None
+    problem: Ambiguity | AnchorMissing | ScopeMismatch | None = None
     """Why the hunk was not placed; both None means its lines were not found."""
 
 

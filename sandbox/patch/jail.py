@@ -16,7 +16,7 @@ class PathRefused(PatchError):
     """A path in the patch is not allowed; the message says which and why."""
 
     def __init__(self, path: str, problem: str, fix: str) -> None:
-        self.path = path
+        self.path, self.problem, self.fix = path, problem, fix
         super().__init__(f"apply_patch refused, nothing was written.\n{path!r}: {problem}\nHow to fix: {fix}")
 
 

@@ -3,33 +3,20 @@
 Per hunk, in order: exact at the stated line, exact at the nearest offset, ignoring trailing whitespace, ignoring
 surrounding whitespace, with unicode punctuation folded, then the same with up to one and two outer context lines
 dropped (GNU patch's fuzz). The first rung with any match decides; two matches that are equally good are refused.
+A fuzz match must stay in the hunk's function (`sandbox.patch.scope`); one that would not is refused as a
+`ScopeMismatch` naming where it would have gone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from sandbox.patch.models import MatchLevel
 from sandbox.patch.ops import Hunk
-
-_FOLD: dict[int, str] = {}
-for _chars, _to in (
-    ("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-"),
-    ("\u2018\u2019\u201a\u201b\u2032\uff07", "'"),
-    ("\u201c\u201d\u201e\u201f\u2033\uff02", '"'),
-    ("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "),
-    ("\u200b\u200c\u200d\u2060\ufeff", ""),
-):
-    for _ch in _chars:
-        _FOLD[ord(_ch)] = _to
-_FOLD[ord("\u2026")] = "..."
-
-
-def fold(text: str) -> str:
-    """The line with surrounding whitespace removed and unicode dashes, quotes and odd spaces made ASCII."""
-    return text.translate(_FOLD).strip()
-
+from sandbox.patch.scope import dropped_scope_line, heading, outside_heading
+from sandbox.patch.textfile import fold
 
 Comparator = tuple[MatchLevel, Callable[[str], str] | None]
 COMPARATORS: tuple[Comparator, ...] = (
@@ -99,7 +86,18 @@ class AnchorMissing:
     anchor: str
 
 
-Located = Match | Ambiguity | AnchorMissing | None
+@dataclass
+class ScopeMismatch:
+    """Only a reduced-context match was found, and it would move the edit out of its function."""
+
+    position: int
+    """0-based index where the reduced needle matched."""
+    reason: str
+    window: int = 0
+    """0-based index where the whole hunk would start there (to show the closest lines)."""
+
+
+Located = Match | Ambiguity | AnchorMissing | ScopeMismatch | None
 
 
 def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
@@ -115,7 +113,9 @@ def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
     if origin is not None and lo <= origin and hay.lines[origin : origin + len(old)] == old:
         return _match(hunk, origin, len(old), 0, 0, "exact", "exact")
     front, back = _context_edges(hunk)
+    context = heading(hunk.header, hunk.anchors)
     tried: set[tuple[int, int]] = set()
+    mismatch: ScopeMismatch | None = None
     for fuzz in (0, 1, 2):
         f, b = min(fuzz, front), min(fuzz, back)
         if (f, b) in tried or len(old) - f - b <= 0:
@@ -124,6 +124,13 @@ def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
         needle = old[f : len(old) - b]
         for index, (comparator, norm) in enumerate(COMPARATORS):
             found = hay.find_all(needle, comparator, norm, lo)
+            if found and (f or b):
+                kept = [p for p in found if _scope_problem(hay.lines, old, f, b, p, norm, context) is None]
+                if not kept and mismatch is None:
+                    near = found[0] if origin is None else min(found, key=lambda p: abs(p - origin - f))
+                    reason = _scope_problem(hay.lines, old, f, b, near, norm, context) or ""
+                    mismatch = ScopeMismatch(near, reason, max(near - f, 0))
+                found = kept
             if not found:
                 continue
             expected = None if origin is None else origin + f
@@ -134,22 +141,47 @@ def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
             if len(chosen) > 1:
                 return Ambiguity(chosen, level)
             if expected is not None and chosen[0] != expected:
-                rival = _nearer_rival(hay, needle, lo, expected, chosen[0], COMPARATORS[index + 1 :])
+                looser = COMPARATORS[index + 1 :]
+                fits = partial(_fits, hay.lines, old, f, b, context) if f or b else None
+                rival = _nearer_rival(hay, needle, lo, expected, chosen[0], looser, fits)
                 if rival is not None:
                     return rival
                 level = "offset" if level == "exact" else level
             return _match(hunk, chosen[0], len(needle), f, b, level, comparator)
+    return mismatch
+
+
+def _fits(lines: list[str], old: list[str], f: int, b: int, context: str, start: int) -> bool:
+    return _scope_problem(lines, old, f, b, start, fold, context) is None
+
+
+def _scope_problem(
+    lines: list[str], old: list[str], f: int, b: int, start: int, norm: Callable[[str], str] | None, context: str
+) -> str | None:
+    """Why a fuzz match at `start` would move the edit out of its function; None when it stays in it."""
+    dropped = dropped_scope_line(lines, old, f, b, start, norm)
+    if dropped is not None:
+        return f"that drops its context line {dropped!r}, which is not there"
+    if context and outside_heading(lines, start, context):
+        return f"that is not inside {context!r}, the function its header names"
     return None
 
 
 def _nearer_rival(
-    hay: Haystack, needle: list[str], lo: int, expected: int, chosen: int, looser: tuple[Comparator, ...]
+    hay: Haystack,
+    needle: list[str],
+    lo: int,
+    expected: int,
+    chosen: int,
+    looser: tuple[Comparator, ...],
+    fits: Callable[[int], bool] | None = None,
 ) -> Ambiguity | None:
     """A looser match nearer the stated line than the stricter match makes the place unclear: text and position
     disagree (a block repeated elsewhere, while the hunk's own place changed in whitespace)."""
     distance = abs(chosen - expected)
     for comparator, norm in looser:
         nearer = [p for p in hay.find_all(needle, comparator, norm, lo) if abs(p - expected) < distance]
+        nearer = [p for p in nearer if fits is None or fits(p)]
         if nearer:
             rival = min(nearer, key=lambda p: abs(p - expected))
             note = (

@@ -94,10 +94,14 @@ def _readings(choice: PathChoice) -> list[str]:
     normalize(choice.written)  # the path as written must be safe, whatever prefix is stripped later
     out: list[str] = []
     for candidate in choice.candidates:
+        if not candidate.strip("/."):
+            continue
         try:
             rel = normalize(candidate)
-        except PathRefused:
-            continue
+        except PathRefused as exc:  # `+++ b//etc/x` is /etc/x once `b/` is dropped: refused, never read as b/etc/x
+            raise PathRefused(
+                choice.written, f"read without its a/ or b/ prefix it is {candidate!r}: {exc.problem}", exc.fix
+            ) from exc
         if rel not in out:
             out.append(rel)
     if not out:

@@ -12,6 +12,23 @@ _BOM_BYTES = BOM.encode("utf-8")
 LF = "\n"
 CRLF = "\r\n"
 
+_FOLD: dict[int, str] = {}
+for _chars, _to in (
+    ("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-"),
+    ("\u2018\u2019\u201a\u201b\u2032\uff07", "'"),
+    ("\u201c\u201d\u201e\u201f\u2033\uff02", '"'),
+    ("\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "),
+    ("\u200b\u200c\u200d\u2060\ufeff", ""),
+):
+    for _ch in _chars:
+        _FOLD[ord(_ch)] = _to
+_FOLD[ord("\u2026")] = "..."
+
+
+def fold(text: str) -> str:
+    """The line with surrounding whitespace removed and unicode dashes, quotes and odd spaces made ASCII."""
+    return text.translate(_FOLD).strip()
+
 
 class BinaryContent(ValueError):
     """The bytes are not text (they contain NUL)."""

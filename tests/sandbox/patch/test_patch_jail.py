@@ -43,6 +43,36 @@ def test_absolute_paths_are_refused(workspace: Path, hash_tree: HashTree, path: 
     _refused(workspace, _add(path), hash_tree, "absolute paths are refused")
 
 
+@pytest.mark.parametrize(
+    "patch",
+    [
+        "--- /dev/null\n+++ b//tmp/x/new.txt\n@@ -0,0 +1 @@\n+new\n",
+        "--- a//etc/x\n+++ b//etc/x\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n",
+        "diff --git a//tmp/x/new.txt b//tmp/x/new.txt\nnew file mode 100644\n--- /dev/null\n+++ b//tmp/x/new.txt\n"
+        "@@ -0,0 +1 @@\n+new\n",
+        "--- a/ok.txt\n+++ b//tmp/ok.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n",
+    ],
+    ids=["add-under-b-prefix", "modify-under-a-prefix", "git-new-file", "modify-new-side"],
+)
+def test_absolute_path_behind_an_a_or_b_prefix_is_refused(workspace: Path, hash_tree: HashTree, patch: str):
+    _refused(workspace, patch, hash_tree, "absolute paths are refused")
+    assert not (workspace / "b").exists()
+    assert not (workspace / "a").exists()
+
+
+@pytest.mark.parametrize(
+    "section",
+    ["*** Add File: /tmp/x/new.txt\n+x\n", "*** Update File: /etc/hosts\n@@\n-a\n+b\n", "*** Delete File: /etc/x\n"],
+)
+def test_codex_absolute_paths_are_refused(workspace: Path, hash_tree: HashTree, section: str):
+    _refused(workspace, f"*** Begin Patch\n{section}*** End Patch\n", hash_tree, "absolute paths are refused")
+
+
+def test_codex_move_to_an_absolute_path_is_refused(workspace: Path, hash_tree: HashTree):
+    patch = "*** Begin Patch\n*** Update File: ok.txt\n*** Move to: /tmp/moved.txt\n@@\n a\n-b\n+B\n*** End Patch\n"
+    _refused(workspace, patch, hash_tree, "absolute paths are refused")
+
+
 @pytest.mark.parametrize("path", ["../outside.txt", "b/../../outside.txt", "sub/../../x.txt"])
 def test_dot_dot_is_refused(workspace: Path, hash_tree: HashTree, path: str):
     _refused(workspace, _modify(path), hash_tree, r"'\.\.' is refused")
