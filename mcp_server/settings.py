@@ -13,6 +13,9 @@ from platformdirs import user_data_dir
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from sandbox.exec.image import DEFAULT_IMAGE
+from sandbox.testing.reward import DEFAULT_WEIGHTS, normalise_weights
+
 
 def default_home() -> Path:
     return Path(user_data_dir("skillbank", appauthor=False))
@@ -37,9 +40,9 @@ class Settings(BaseSettings):
     """Interpreter for the default test command when the workspace has no `.venv`."""
     sandbox: Literal["auto", "local", "docker"] = "auto"
     """Default sandbox backend for `run_tests`."""
-    docker_image: str = "skillbank-sandbox:latest"
+    docker_image: str = DEFAULT_IMAGE
     """Image used by the Docker sandbox; build it with `skillbank sandbox build-image`."""
-    reward_weights: dict[str, float] = Field(default_factory=lambda: {"syntax": 0.2, "runtime": 0.2, "pass_rate": 0.6})
+    reward_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     """Weights of the `run_tests` reward components; they are normalised to sum to 1."""
     redact_patterns: list[str] = Field(default_factory=list)
     """Extra regular expressions whose matches are redacted before anything is stored."""
@@ -54,10 +57,5 @@ class Settings(BaseSettings):
     @field_validator("reward_weights")
     @classmethod
     def _check_weights(cls, value: dict[str, float]) -> dict[str, float]:
-        allowed = {"syntax", "runtime", "pass_rate"}
-        unknown = set(value) - allowed
-        if unknown:
-            raise ValueError(f"unknown reward components {sorted(unknown)}; use {sorted(allowed)}")
-        if any(w < 0 for w in value.values()) or sum(value.values()) <= 0:
-            raise ValueError("reward weights must be non-negative and not all zero")
+        normalise_weights(value)  # raises ValueError saying what to change
         return value
