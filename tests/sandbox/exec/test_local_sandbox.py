@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.errors import SandboxConfigError
 from sandbox.exec.base import Sandbox
 from sandbox.exec.cgroup import PidsCgroup
 from sandbox.exec.local import LocalConfig, LocalSandbox, probe_bwrap
@@ -37,8 +38,30 @@ def sandbox(request: pytest.FixtureRequest, ws: Path) -> LocalSandbox:
     return LocalSandbox(ws, LocalConfig(use_bwrap=request.param), ro_paths=[Path(sys.prefix), Path(sys.base_prefix)])
 
 
-def test_local_sandbox_follows_the_protocol(sandbox: LocalSandbox) -> None:
-    assert isinstance(sandbox, Sandbox)
+def _write_a_report(box: Sandbox, ws: Path) -> tuple[Path, str, str]:
+    """What the runner relies on, through the protocol only: a file written to the scratch dir comes back."""
+    with box.scratch() as scratch:
+        report = scratch / "junit.xml"
+        code = f"import os, pathlib; pathlib.Path({str(report)!r}).write_text('ok'); print(os.environ['HOME'])"
+        result = box.run(py(code), cwd=ws, timeout=30, scratch=scratch)
+        assert result.exit_code == 0, result.stderr
+        return scratch, report.read_text(), result.stdout.strip()
+
+
+def test_a_file_written_to_the_scratch_dir_reaches_the_host_and_goes_on_exit(sandbox: LocalSandbox, ws: Path) -> None:
+    scratch, content, home = _write_a_report(sandbox, ws)
+    assert content == "ok"
+    assert home == str(scratch / "home")
+    assert not scratch.exists()
+    assert scratch.parent.stat().st_mode & 0o077 == 0  # the scratch root is private to this user
+
+
+def test_a_planted_scratch_root_is_refused_as_a_configuration_problem(ws: Path, tmp_path: Path) -> None:
+    planted = tmp_path / "planted"
+    planted.symlink_to(tmp_path)
+    sandbox = LocalSandbox(ws, LocalConfig(use_bwrap=False, scratch_dir=planted))
+    with pytest.raises(SandboxConfigError, match="is a link or belongs to another user"):
+        sandbox.run(py("print(1)"), cwd=ws, timeout=30)
 
 
 def test_secrets_in_the_environment_do_not_reach_the_command(
