@@ -2,13 +2,18 @@
 
 Positives: secrets of 18 kinds, generated from a fixed seed in realistic formats (no real secret is stored in
 the repository), each placed in every context of `bench/data/redaction/contexts.json` (env files, JSON and YAML
-config, shell commands, Python, logs, HTTP headers, tracebacks). A sample counts as redacted when no 8-character
-piece of the secret is left. Negatives: `bench/data/redaction/clean.txt` (git SHAs, sha256 sums, UUIDs, npm
-integrity strings, base64 test data, lockfile and log lines, identifiers) and the source lines of installed
-packages (pydantic, anyio, httpx, starlette, click, rich); a false positive is a line with any redaction.
+config, shell commands, Python, logs, HTTP headers, tracebacks, `.env` diffs, URL query strings, secrets glued to
+letters), and each sample again in the forms agents store it in: inside JSON text after `\n` or `\t`, JSON of
+JSON, and URL-encoded. A sample counts as redacted when no 8-character piece of the secret (raw or in the sample's
+encoding) is left. Negatives: `bench/data/redaction/clean.txt` (git SHAs, sha256 sums, UUIDs, npm integrity
+strings, base64 test data, lockfile and log lines, identifiers, escaped test output, harmless `KEY=value` diff
+lines) and the source lines of installed packages (pydantic, anyio, httpx, starlette, click, rich); a false
+positive is a line with any redaction.
 
-Baseline, same run: well-known provider prefixes only (what a prefix scanner finds), no context or entropy
-rules. Results go to `docs/benchmarks/redact.md`; exit status 1 if a target is missed.
+Baselines, same run: the redactor as it was before the escape and inline-`KEY=value` rules (`BEFORE`, loaded
+from git), and well-known provider prefixes only (what a prefix scanner finds). Throughput is measured on a big
+diff (every source file of those packages as an added file, ~4 MB) and on the same diff stringified as JSON.
+Results go to `docs/benchmarks/redact.md`; exit status 1 if a target is missed.
 """
 
 from __future__ import annotations
@@ -20,26 +25,28 @@ import os
 import platform
 import random
 import string
+import subprocess
 import sys
 import time
+import types
+import urllib.parse
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from skills_store.redact import RULES, Redactor
+from skills_store.redact import Redactor
+from skills_store.redact_rules import PROVIDER_RULES
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA = REPO_ROOT / "bench" / "data" / "redaction"
 OUT = REPO_ROOT / "docs" / "benchmarks" / "redact.md"
 CODE_PACKAGES = ("pydantic", "anyio", "httpx", "starlette", "click", "rich")
+#: The last commit of `skills_store/redact.py` before secrets were looked for through escapes and inside lines.
+BEFORE = "d0d6235"
 RECALL_TARGET = 0.99
 FP_LINE_TARGET = 0.001
-FP_CLEAN_TARGET = 0.01
-PREFIX_KINDS = {
-    "anthropic-key", "openai-key", "aws-access-key", "github-token", "gitlab-token", "slack-token", "slack-webhook",
-    "google-api-key", "google-oauth", "stripe-key", "huggingface-token", "npm-token", "pypi-token", "jwt",
-    "private-key",
-}  # fmt: skip
+FP_CLEAN_TARGET = 0.0
 ALNUM = string.ascii_letters + string.digits
 URLSAFE = ALNUM + "-_"
 
@@ -85,27 +92,52 @@ GENERATORS: dict[str, Callable[[random.Random], str]] = {
     "hex-secret": lambda g: _r(g, 40, "0123456789abcdef"),
 }
 #: Contexts keyed by which secrets they suit; `{s}` is the secret.
-KEYED = {"aws-secret": ("aws",), "password": ("password",), "generic-token": ("token", "any"), "hex-secret": ("token",)}
+KEYED = {
+    "aws-secret": ("aws", "inline"),
+    "password": ("password", "inline"),
+    "generic-token": ("token", "any", "inline"),
+    "hex-secret": ("token", "inline"),
+}
+#: How agents store a text: (name, the sample in that form, the secret in that form).
+FORMS: tuple[tuple[str, Callable[[str], str], Callable[[str], str]], ...] = (
+    ("plain", lambda t: t, lambda s: s),
+    ("json, after \\n", lambda t: json.dumps({"stdout": "ok\n" + t}), lambda s: json.dumps(s)[1:-1]),
+    ("json, after \\t", lambda t: json.dumps({"out": "x\t" + t}), lambda s: json.dumps(s)[1:-1]),
+    (
+        "json of json",
+        lambda t: json.dumps(json.dumps({"stdout": "ok\n" + t})),
+        lambda s: json.dumps(json.dumps(s)[1:-1])[1:-1],
+    ),
+    (
+        "url-encoded",
+        lambda t: "GET /cb?next=" + urllib.parse.quote(t, safe="") + " HTTP/1.1",
+        lambda s: urllib.parse.quote(s, safe=""),
+    ),
+)
+Sample = tuple[str, str, str, str, str]  # kind, form, secret, secret in that form, text
 
 
-def positives(rng: random.Random) -> list[tuple[str, str, str]]:
-    """(kind, secret, text) for every kind in every context it suits."""
+def positives(rng: random.Random) -> list[Sample]:
+    """(kind, form, secret, encoded secret, text) for every kind in every context it suits, in every form."""
     contexts = json.loads((DATA / "contexts.json").read_text())
     out = []
     for kind, gen in GENERATORS.items():
-        groups = KEYED.get(kind, ("any", "named"))
+        groups = KEYED.get(kind, ("any", "named", "inline"))
         for template in [t for g in groups for t in contexts[g]]:
             secret = gen(rng)
             if kind == "private-key" and "\n" not in template and "{s}" in template:
                 template = "{s}"  # a key block stands on its own lines
-            out.append((kind, secret, template.replace("{s}", secret)))
+            for form, wrap, encode in FORMS:
+                out.append((kind, form, secret, encode(secret), wrap(template.replace("{s}", secret))))
     return out
 
 
-def leaked(secret: str, original: str, redacted: str) -> bool:
-    """Whether an 8-character piece of the secret (one not found elsewhere in the sample) survived."""
-    around = original.replace(secret, "\0")
-    pieces = {secret[i : i + 8] for i in range(0, max(len(secret) - 7, 1), 4)}
+def leaked(secrets: tuple[str, ...], original: str, redacted: str) -> bool:
+    """Whether an 8-character piece of a secret (one not found elsewhere in the sample) survived."""
+    around = original
+    for secret in secrets:
+        around = around.replace(secret, "\0")
+    pieces = {s[i : i + 8] for s in secrets for i in range(0, max(len(s) - 7, 1), 4)}
     return any(p in redacted for p in pieces if len(p) == 8 and p.strip() and p not in around)
 
 
@@ -122,31 +154,67 @@ def code_lines() -> list[str]:
     return lines
 
 
-class PrefixBaseline:
+def big_diff() -> str:
+    """Every source file of CODE_PACKAGES as an added file of one unified diff (what a big patch looks like)."""
+    parts = []
+    for name in CODE_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            continue
+        root = Path(spec.origin).parent
+        for path in sorted(root.rglob("*.py")):
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            rel = f"{name}/{path.relative_to(root)}"
+            head = f"diff --git a/{rel} b/{rel}\nnew file mode 100644\n--- /dev/null\n+++ b/{rel}\n"
+            head += f"@@ -0,0 +1,{len(lines)} @@\n"
+            parts.append(head + "".join(f"+{line}\n" for line in lines))
+    return "".join(parts)
+
+
+def before_redactor() -> Any:
+    """The redactor of commit BEFORE, loaded from git into its own module; None outside a git checkout."""
+    try:
+        source = subprocess.run(
+            ["git", "show", f"{BEFORE}:skills_store/redact.py"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    module = types.ModuleType("bench_redact_before")
+    sys.modules[module.__name__] = module
+    exec(compile(source, f"{BEFORE}:skills_store/redact.py", "exec"), module.__dict__)
+    return module.Redactor()
+
+
+def prefix_baseline() -> Redactor:
     """Provider-prefix rules only: what a scanner of well-known key formats finds."""
-
-    name = "prefix rules only"
-
-    def __init__(self) -> None:
-        self._inner = Redactor(entropy=False)
-        self._inner._rules = tuple(r for r in RULES if r.kind in PREFIX_KINDS)
-
-    def redact_text(self, text: str) -> str:
-        return self._inner.redact_text(text)
+    return Redactor(entropy=False, rules=PROVIDER_RULES)
 
 
-def evaluate(redactor, pos, clean: list[str], code: list[str]) -> dict[str, object]:
+def throughput(redactor, text: str) -> float:
     start = time.perf_counter()
-    misses = [(k, t) for k, s, t in pos if leaked(s, t, redactor.redact_text(t))]
+    redactor.redact_text(text)
+    return len(text) / (time.perf_counter() - start) / 1e6
+
+
+def evaluate(redactor, pos: list[Sample], clean: list[str], code: list[str]) -> dict:
+    start = time.perf_counter()
+    misses = [(k, f, t) for k, f, s, e, t in pos if leaked((s, e), t, redactor.redact_text(t))]
     clean_fp = [c for c in clean if "[REDACTED:" in redactor.redact_text(c)]
     code_fp = [c for c in code if "[REDACTED:" in redactor.redact_text(c)]
     elapsed = time.perf_counter() - start
-    size = sum(len(t) for _, _, t in pos) + sum(map(len, clean)) + sum(map(len, code))
+    size = sum(len(t) for *_, t in pos) + sum(map(len, clean)) + sum(map(len, code))
     by_kind: dict[str, list[int]] = {}
-    for k, _, _ in pos:
+    by_form: dict[str, list[int]] = {}
+    for k, f, *_ in pos:
         by_kind.setdefault(k, [0, 0])[1] += 1
-    for k, _ in misses:
+        by_form.setdefault(f, [0, 0])[1] += 1
+    for k, f, _ in misses:
         by_kind[k][0] += 1
+        by_form[f][0] += 1
     return {
         "recall": 1 - len(misses) / len(pos),
         "clean_fp": len(clean_fp) / len(clean),
@@ -156,6 +224,7 @@ def evaluate(redactor, pos, clean: list[str], code: list[str]) -> dict[str, obje
         "clean_fp_lines": clean_fp,
         "code_fp_lines": code_fp,
         "by_kind": by_kind,
+        "by_form": by_form,
     }
 
 
@@ -164,54 +233,93 @@ def main() -> None:
     pos = positives(rng)
     clean = [ln for ln in (DATA / "clean.txt").read_text().splitlines() if ln.strip() and not ln.startswith("#")]
     code = code_lines()
-    ours = evaluate(Redactor(), pos, clean, code)
-    base = evaluate(PrefixBaseline(), pos, clean, code)
+    before = before_redactor()
+    runs: dict[str, Any] = {"skillbank `Redactor`": Redactor(), "prefix rules only": prefix_baseline()}
+    if before is not None:
+        runs = {"skillbank `Redactor`": runs["skillbank `Redactor`"], f"before ({BEFORE})": before, **runs}
+    results = {name: evaluate(r, pos, clean, code) for name, r in runs.items()}
+    diff = big_diff()
+    stringified = json.dumps({"patch": diff})
+    speed = {name: (throughput(r, diff), throughput(r, stringified)) for name, r in runs.items()}
+    ours = results["skillbank `Redactor`"]
     checks = [
         ("recall", ours["recall"] >= RECALL_TARGET, f">= {RECALL_TARGET}"),
         ("false positives, clean samples", ours["clean_fp"] <= FP_CLEAN_TARGET, f"<= {FP_CLEAN_TARGET}"),
         ("false positives, code lines", ours["code_fp"] <= FP_LINE_TARGET, f"<= {FP_LINE_TARGET}"),
     ]
-    write_report(ours, base, pos, clean, code, checks)
+    write_report(results, speed, pos, clean, code, len(diff), checks)
     print(OUT.read_text())
     sys.exit(0 if all(ok for _, ok, _ in checks) else 1)
 
 
-def write_report(ours, base, pos, clean, code, checks) -> None:
-    kinds = "\n".join(
-        f"| {k} | {n} | {n - m} | {(n - m) / n:.3f} | {n - base['by_kind'][k][0]} |"
-        for k, (m, n) in sorted(ours["by_kind"].items())
+def _row(label: str, values: list[str]) -> str:
+    return f"| {label} | " + " | ".join(values) + " |"
+
+
+def write_report(results, speed, pos, clean, code, diff_size: int, checks) -> None:
+    names = list(results)
+    ours = results[names[0]]
+    head = _row("measure", names) + "\n" + _row("---", ["---"] * len(names))
+    table = "\n".join(
+        [
+            head,
+            _row("recall (secret fully removed)", [f"{r['recall']:.4f}" for r in results.values()]),
+            _row("false-positive rate, clean samples", [f"{r['clean_fp']:.4f}" for r in results.values()]),
+            _row(
+                "false-positive rate, code lines",
+                [f"{r['code_fp']:.5f} ({len(r['code_fp_lines'])})" for r in results.values()],
+            ),
+            _row("throughput, corpus lines one by one", [f"{r['mb_s']:.2f} MB/s" for r in results.values()]),
+            _row(f"throughput, one {diff_size / 1e6:.1f} MB diff", [f"{s[0]:.2f} MB/s" for s in speed.values()]),
+            _row("throughput, that diff as JSON text", [f"{s[1]:.2f} MB/s" for s in speed.values()]),
+        ]
     )
+    ratios = ""
+    if len(names) == 3:
+        mine, old = speed[names[0]], speed[names[1]]
+        ratios = (
+            f"\nSpeed against `{names[1]}` in the same run: {mine[0] / old[0]:.2f}x on the diff, "
+            f"{mine[1] / old[1]:.2f}x on the diff as JSON text.\n"
+        )
+
+    def per(key: str) -> str:
+        keys = sorted(ours[key])
+        lines = [_row(key.removeprefix("by_"), ["samples", *names]), _row("---", ["---"] * (len(names) + 1))]
+        for k in keys:
+            n = ours[key][k][1]
+            lines.append(_row(k, [str(n), *(f"{(n - r[key][k][0]) / n:.3f}" for r in results.values())]))
+        return "\n".join(lines)
+
     fps = "\n".join(f"- `{line.strip()[:140]}`" for line in ours["code_fp_lines"][:15] + ours["clean_fp_lines"][:10])
-    misses = "\n".join(f"- {k}: `{t.strip()[:140]}`" for k, t in ours["misses"][:10]) or "- none"
+    misses = "\n".join(f"- {k}, {f}: `{t.strip()[:140]}`" for k, f, t in ours["misses"][:10]) or "- none"
     verdict = "\n".join(f"| {name} | {target} | {'pass' if ok else 'FAIL'} |" for name, ok, target in checks)
+    load = "/".join(f"{x:.1f}" for x in os.getloadavg())
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(
         f"""# Secret redaction (`python -m bench.redact`)
 
-Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.platform()}.
-Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.
+Machine: {platform.machine()}, {os.cpu_count()} cores (load {load} when it ran), Python {platform.python_version()},
+{platform.platform()}. Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.
 
-Corpus: {len(pos)} secrets of {len(GENERATORS)} kinds in {len(pos) // len(GENERATORS)}-ish contexts each
-(generated from a fixed seed; `bench/data/redaction/contexts.json`), {len(clean)} clean samples
-(`bench/data/redaction/clean.txt`: hashes, UUIDs, base64 test data, lockfiles, logs) and {len(code):,} non-blank
-source lines of {", ".join(CODE_PACKAGES)}.
+Corpus: {len(pos)} samples: secrets of {len(GENERATORS)} kinds in the contexts of `bench/data/redaction/contexts.json`,
+each in {len(FORMS)} forms ({", ".join(f for f, _, _ in FORMS)}); generated from a fixed seed. Negatives:
+{len(clean)} clean samples (`bench/data/redaction/clean.txt`: hashes, UUIDs, base64 test data, lockfiles, logs,
+escaped test output, harmless `KEY=value` diff lines) and {len(code):,} non-blank source lines of
+{", ".join(CODE_PACKAGES)}. Recall is by sample: a sample counts when no 8-character piece of its secret is left.
 
-| measure | skillbank `Redactor` | baseline: {PrefixBaseline.name} | ratio |
-| --- | --- | --- | --- |
-| recall (secret fully removed) | {ours["recall"]:.4f} | {base["recall"]:.4f} | {ours["recall"] / base["recall"]:.2f}x |
-| false-positive rate, clean samples | {ours["clean_fp"]:.4f} | {base["clean_fp"]:.4f} | |
-| false-positive rate, code lines | {ours["code_fp"]:.5f} ({len(ours["code_fp_lines"])}) | {base["code_fp"]:.5f} | |
-| throughput | {ours["mb_s"]:.1f} MB/s | {base["mb_s"]:.1f} MB/s | {ours["mb_s"] / base["mb_s"]:.2f}x |
-
+{table}
+{ratios}
 | target | threshold | result |
 | --- | --- | --- |
 {verdict}
 
+## Recall by form
+
+{per("by_form")}
+
 ## Recall by kind
 
-| kind | samples | redacted | recall | baseline redacted |
-| --- | --- | --- | --- | --- |
-{kinds}
+{per("by_kind")}
 
 ## Misses (first 10)
 

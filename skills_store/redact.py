@@ -1,13 +1,19 @@
 """Secret redaction: everything is passed through a `Redactor` before it is stored.
 
-Each match is replaced by `[REDACTED:<kind>]`. Three families of rules run in order:
+Each secret is replaced by `[REDACTED:<kind>]`. The rules (`skills_store.redact_rules`), in priority order:
 
 1. well-known credential formats (provider prefixes: OpenAI, Anthropic, AWS, GitHub, Slack, Google, Stripe, ...),
-   private-key blocks and JWTs;
-2. secrets named by their context: passwords in URLs, `Authorization` headers, `KEY=value` lines of env files
-   and `password: "..."` assignments whose name says it holds a secret, and dict fields with such names;
+   private-key blocks and JWTs, wherever they stand, glued to letters included;
+2. secrets named by their context: passwords in URLs and URL query parameters, `Authorization` headers,
+   `KEY=value` anywhere in a line (after `+`/`-` of a diff, `export`, spaces), `password: ...` YAML,
+   `"password": "..."` assignments, `--token X` options and dict fields whose name says they hold a secret;
 3. high-entropy tokens: long mixed-case alphanumeric runs that look random. Hex digests, UUIDs, identifiers,
    paths, `sha512-...` integrity strings and base64 that decodes to text are left alone.
+
+Agents stringify tool output: a token after `\\n`, `\\t` or `\\"` of JSON text (escaped once or twice), after
+`%3D` of a URL, or inside `\\u0041`-escapes, is hidden from rules that look for a line start or a quote. So each
+line holding such escapes is also decoded into a *view*, the rules run over the view too, and what they find is
+mapped back to the original characters. Only those lines are decoded, which keeps big diffs fast.
 
 Extra regular expressions (from settings) are applied first; a named group `secret` limits the replacement to
 that group, otherwise the whole match is replaced.
@@ -15,245 +21,133 @@ that group, otherwise the whole match is replaced.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import functools
-import math
+import bisect
+import itertools
 import re
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from skills_store.errors import ConfigError
+from skills_store.redact_rules import RULES, SECRET_NAME_RE, TOKEN_RE, Rule, looks_random, secretish, shannon_entropy
+
+__all__ = ["MARKER", "Redactor", "looks_random", "shannon_entropy"]
 
 MARKER = "[REDACTED:{kind}]"
-
-#: A name that says its value is a secret (env var, dict key, YAML key, keyword argument).
-SECRET_NAME = (
-    r"[A-Za-z0-9_.\-]*(?:secret|token(?!s|iz|_?count|_?type|_?len|_?ids?\b)|passw(?:or)?d|passwd|pass(?![a-z])|pwd|api[_\-]?key|"
-    r"apikey|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credentials?|signing[_\-]?key|encryption[_\-]?key|"
-    r"session[_\-]?key|client[_\-]?secret|dsn)[A-Za-z0-9_.\-]*"
-)
-_SECRET_NAME_RE = re.compile(rf"^{SECRET_NAME}$", re.IGNORECASE)
-#: Values that are placeholders, references or code rather than secrets.
-_NOT_A_VALUE_RE = re.compile(
-    r"^(?:|none|null|nil|true|false|undefined|\*+|x{3,}|\.{3}|<[^>]*>|\$\{?[A-Za-z_][\w.]*\}?|\{\{.*\}\}|%\(?\w*\)?s|"
-    r"pass|password|passwd|secret|changeme|example|placeholder|your[_\-]?\w*|my[_\-]?\w*)$",
-    re.IGNORECASE,
-)
+#: Backslash escapes (any depth: `\n`, `\\n`, `\\\"`), `\uXXXX`, and URL escapes (`%3D`, double-encoded `%253D`).
+ESCAPE_RE = re.compile(r"\\+(?:[ntrbf\"'/]|u[0-9a-fA-F]{4})|%(?:25)*[0-9A-F]{2}")
+_BACKSLASH = {"n": "\n", "t": "\t", "r": "\r", "b": " ", "f": " "}
+#: How far around a name a windowed rule looks (within the name's line): names are short, values up to 1 KB.
+BEFORE, AFTER = 256, 1280
+#: Texts up to this size are scanned whole by every rule whose needle they contain: cheaper than windows.
+SMALL = 4096
+#: An escaped line longer than this (a stringified tool output) is left to its decoded view for the windowed rules:
+#: its own windows would cover most of it, since it is all one line.
+LONG_LINE = 4096
+Span = tuple[int, int, str]
+_HEX2 = re.compile(r"[0-9A-F]{2}")
 
 
-@dataclass(frozen=True)
-class Rule:
-    """One redaction rule: replace `group` of every match of `pattern` by the marker of `kind`."""
-
-    kind: str
-    pattern: re.Pattern[str]
-    group: int | str = 0
-    needles: tuple[str, ...] = ()
-    """Cheap pre-check: the rule only runs when one of these substrings occurs (lower-cased text)."""
-    check: Callable[[re.Match[str]], bool] | None = None
-    """Extra test on the match; a match it rejects is left as it is."""
+def _decode(escape: str) -> str:
+    if escape[0] == "%":
+        return chr(int(escape[-2:], 16))
+    code = escape.lstrip("\\")
+    if code[0] == "u":
+        char = chr(int(code[1:], 16))
+        return char if char.isprintable() or char in "\n\t" else " "
+    return _BACKSLASH.get(code, code)
 
 
-def _plain(value: str) -> str:
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        value = value[1:-1]
-    return value
+class View:
+    """Pieces of a text (optionally with their escapes decoded) joined by newlines, with a map back to the text.
+
+    `starts[i]` is the offset in the original text where the view's character `i` came from; every original
+    character of a piece belongs to exactly one view character, so `starts[b]` is also where a span ending at
+    `b` ends. The joining newlines are at `breaks`; a span is never mapped across one.
+    """
+
+    def __init__(self, text: str, ranges: Iterable[tuple[int, int]], *, decode: bool = False) -> None:
+        pieces: list[str] = []
+        self.starts: list[int] = []
+        self.breaks: list[int] = []
+        for start, end in ranges:
+            pos = start
+            for esc in ESCAPE_RE.finditer(text, start, end) if decode else ():
+                pieces += [text[pos : esc.start()], _decode(esc[0])]
+                self.starts.extend(range(pos, esc.start() + 1))
+                pos = esc.end()
+            pieces.append(text[pos:end] + "\n")
+            self.starts.extend(range(pos, end + 1))
+            self.breaks.append(len(self.starts) - 1)
+        self.text = "".join(pieces)
+        self.starts.append(self.starts[-1] if self.starts else 0)
+
+    def to_original(self, spans: Iterable[Span]) -> list[Span]:
+        """View spans as spans of the original text, split at the joins."""
+        out = []
+        for start, end, kind in spans:
+            first = bisect.bisect_left(self.breaks, start)
+            while start < end:
+                stop = min(end, self.breaks[first]) if first < len(self.breaks) else end
+                if stop > start:
+                    out.append((self.starts[start], self.starts[stop], kind))
+                start, first = stop + 1, first + 1
+        return out
 
 
-def _value_ok(value: str) -> bool:
-    """Not a placeholder, a reference to another variable, a boolean or a number."""
-    value = _plain(value)
-    return not (_NOT_A_VALUE_RE.match(value) or _MASKED_RE.fullmatch(value) or value.replace(".", "").isdigit())
+def escaped_lines(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of every line that holds an escape sequence."""
+    lines: list[tuple[int, int]] = []
+    end = -1
+    for found in ESCAPE_RE.finditer(text):
+        if found.start() < end:
+            continue
+        start = text.rfind("\n", 0, found.start()) + 1
+        end = text.find("\n", found.end())
+        end = len(text) if end < 0 else end
+        lines.append((start, end))
+    return lines
 
 
-def _secretish(value: str) -> bool:
-    """A value that could be a password or key: no spaces, and either long or not a plain lowercase word."""
-    value = _plain(value)
-    if not _value_ok(value) or len(value) < 6 or any(c.isspace() for c in value):
-        return False
-    return len(value) >= 16 or not (value.isalpha() and (value.islower() or value.isupper()))
+def windows(text: str, lowered: str, needles: Iterable[str]) -> list[tuple[int, int]]:
+    """Merged windows around every needle of the lower-cased text, each within its line."""
+    found: list[tuple[int, int]] = []
+    for needle in needles:
+        hit = lowered.find(needle)
+        while hit >= 0:
+            line_start = text.rfind("\n", max(0, hit - BEFORE), hit) + 1
+            line_end = text.find("\n", hit, hit + AFTER)
+            found.append((max(line_start, hit - BEFORE), line_end if line_end >= 0 else min(len(text), hit + AFTER)))
+            hit = lowered.find(needle, hit + len(needle))
+    found.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in found:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
 
 
-_CODE_LIKE_RE = re.compile(r"[A-Za-z_][A-Za-z_.]*(?:\[.*\]|\(.*\))?,?")
-_MASKED_RE = re.compile(r"[*xX#./\- ]+")
+def _outside(ranges: list[tuple[int, int]], skip: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The ranges that do not start inside one of the sorted `skip` ranges."""
+    if not skip:
+        return ranges
+    starts = [s for s, _ in skip]
+    out = []
+    for start, end in ranges:
+        i = bisect.bisect_right(starts, start) - 1
+        if i < 0 or start >= skip[i][1]:
+            out.append((start, end))
+    return out
 
 
-def _yaml_value_ok(value: str) -> bool:
-    """A YAML/annotation value that is a secret, not a type or an expression (`token: object,`, `Token: Style()`)."""
-    return _secretish(value) and not _CODE_LIKE_RE.fullmatch(_plain(value))
-
-
-def _url_password_ok(value: str) -> bool:
-    return _value_ok(value) and len(_plain(value)) >= 4
-
-
-def _group_ok(test: Callable[[str], bool], group: str = "s") -> Callable[[re.Match[str]], bool]:
-    return lambda m: test(m[group])
-
-
-def _env_ok(match: re.Match[str]) -> bool:
-    return bool(_SECRET_NAME_RE.match(match["name"])) and _value_ok(match["s"])
-
-
-def _rule(kind: str, pattern: str, *needles: str, group: int | str = 0, flags: int = 0, check=None) -> Rule:
-    return Rule(kind, re.compile(pattern, flags), group, tuple(n.lower() for n in needles), check)
-
-
-_B64 = r"A-Za-z0-9_\-"
-RULES: tuple[Rule, ...] = (
-    _rule(
-        "private-key",
-        r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END \1PRIVATE KEY(?: BLOCK)?-----|\Z)",
-        "private key",
-        flags=re.DOTALL,
-    ),
-    _rule("anthropic-key", rf"\bsk-ant-[a-z]+\d*-[{_B64}]{{20,}}", "sk-ant-"),
-    _rule("openai-key", rf"\bsk-(?:proj-|svcacct-|admin-|None-)?(?=[{_B64}]*\d)[{_B64}]{{20,}}", "sk-"),
-    _rule(
-        "aws-access-key",
-        r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}\b",
-        "akia",
-        "asia",
-        "abia",
-        "acca",
-        "agpa",
-        "aida",
-        "aipa",
-        "anpa",
-        "anva",
-        "aroa",
-        "apka",
-        "asca",
-    ),
-    _rule(
-        "aws-secret-key",
-        r"(?i:aws)[\w.\-]{0,30}?(?i:secret|key)[\w.\-]{0,20}[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
-        "aws",
-        group="s",
-    ),
-    _rule(
-        "github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})\b", "gh", "github_pat_"
-    ),
-    _rule("gitlab-token", r"\bgl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,}", "gl"),
-    _rule("slack-token", r"\bxox[abposre]-[A-Za-z0-9\-]{10,}", "xox"),
-    _rule(
-        "slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+", "hooks.slack"
-    ),
-    _rule("google-api-key", rf"\bAIza[{_B64}]{{35}}", "aiza"),
-    _rule(
-        "google-oauth",
-        rf"\b(?:ya29\.[{_B64}]{{20,}}|GOCSPX-[{_B64}]{{20,}}|1//0[{_B64}]{{30,}})",
-        "ya29.",
-        "gocspx-",
-        "1//0",
-    ),
-    _rule("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}", "_live_", "_test_"),
-    _rule("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}", "hf_"),
-    _rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", "npm_"),
-    _rule("pypi-token", rf"\bpypi-AgE[{_B64}]{{50,}}", "pypi-"),
-    _rule("jwt", rf"\beyJ[{_B64}]{{8,}}\.eyJ[{_B64}]{{8,}}\.[{_B64}]*", "eyj"),
-    _rule(
-        "url-password",
-        r"\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@\"'<>]{1,128}:(?P<s>[^\s@/\"'<>]{1,256})@",
-        "://",
-        group="s",
-        flags=re.IGNORECASE,
-        check=_group_ok(_url_password_ok),
-    ),
-    _rule(
-        "auth-header",
-        r"(?i:\b(?:authorization|proxy-authorization)[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|bot)\s+|\bbearer\s+)"
-        r"(?P<s>[A-Za-z0-9._~+/\-]{8,}=*)",
-        "bearer",
-        "authorization",
-        group="s",
-        check=_group_ok(_secretish),
-    ),
-    _rule(
-        "env-secret",
-        r"^[ \t]*(?:export[ \t]+)?(?P<name>[A-Z][A-Z0-9_]*)="
-        r"(?P<s>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'#][^\n#]*?)[ \t]*(?:#.*)?$",
-        "=",
-        group="s",
-        flags=re.MULTILINE,
-        check=_env_ok,
-    ),
-    _rule(
-        "assignment-secret",
-        rf"(?i:\b{SECRET_NAME})[\"']?\s*(?::=|=|:|=>)\s*(?P<q>[\"'])(?P<s>(?:(?!(?P=q)).){{1,512}}?)(?P=q)",
-        "secret",
-        "token",
-        "pass",
-        "pwd",
-        "key",
-        "credential",
-        "dsn",
-        group="s",
-        check=_group_ok(_secretish),
-    ),
-    _rule(
-        "cli-secret",
-        r"(?i:--(?:password|passwd|token|api-key|apikey|secret|client-secret|access-key))(?:=|\s+)(?P<s>[^\s\"'-][^\s\"']*)",
-        "--",
-        group="s",
-        check=_group_ok(_secretish),
-    ),
-    _rule(
-        "yaml-secret",
-        rf"^[ \t]*-?[ \t]*(?i:{SECRET_NAME})[ \t]*:[ \t]+(?P<s>[^\s\"'#|>&*!\[{{][^\s]*)[ \t]*$",
-        ":",
-        group="s",
-        flags=re.MULTILINE,
-        check=_group_ok(_yaml_value_ok),
-    ),
-)
-
-_TOKEN_RE = re.compile(r"(?<![A-Za-z0-9_+/\-])[A-Za-z0-9_+/\-]{20,}={0,2}(?![A-Za-z0-9_+/=\-])")
-_HEX_RE = re.compile(r"^[0-9a-fA-F\-]+$")
-_WORD_RE = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
-_HASH_PREFIXES = ("sha1-", "sha224-", "sha256-", "sha384-", "sha512-", "md5-")
-
-
-def shannon_entropy(text: str) -> float:
-    """Bits per character of the text's own character distribution."""
-    n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in Counter(text).values()) if n else 0.0
-
-
-def _decodes_to_text(token: str) -> bool:
-    """True when the token is base64 of mostly printable text (test data, not a credential)."""
-    body = token.rstrip("=")
-    padded = body + "=" * (-len(body) % 4)
-    try:
-        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    if len(raw) < 8:
-        return False
-    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
-    return printable / len(raw) >= 0.9
-
-
-def looks_random(token: str) -> bool:
-    """The high-entropy test: long, mixed upper/lower/digit, random-looking, and none of the known harmless shapes."""
-    core = token.rstrip("=")
-    if not 20 <= len(core) <= 256 or core.lower().startswith(_HASH_PREFIXES) or _HEX_RE.match(core):
-        return False
-    if not (any(c.isdigit() for c in core) and any(c.isupper() for c in core) and any(c.islower() for c in core)):
-        return False
-    if "/" in core and all(len(part) < 24 for part in core.split("/")) and core.count("/") >= 2:
-        return False  # a path
-    words = sum(len(m) for m in _WORD_RE.findall(core))
-    if words / len(core) > 0.45:
-        return False  # an identifier made of words
-    threshold = 4.0 if len(core) < 32 else 4.3
-    if shannon_entropy(core) < threshold:
-        return False
-    return not _decodes_to_text(core)
+def _trimmed(text: str, start: int) -> int:
+    """Where a token found glued to an escape really starts: after the `n` of `\\n`, the `3D` of `%3D`."""
+    if start >= 1 and text[start - 1] == "\\" and text[start] in "ntrbf":
+        return start + 1
+    if start >= 1 and text[start - 1] == "%" and _HEX2.match(text, start):
+        return start + 2
+    return start
 
 
 class Redactor:
@@ -263,7 +157,9 @@ class Redactor:
     `ConfigError` naming it. Instances are immutable and safe to share between threads.
     """
 
-    def __init__(self, extra_patterns: Iterable[str] = (), *, entropy: bool = True) -> None:
+    def __init__(
+        self, extra_patterns: Iterable[str] = (), *, entropy: bool = True, rules: tuple[Rule, ...] = RULES
+    ) -> None:
         extra: list[Rule] = []
         for i, source in enumerate(extra_patterns):
             try:
@@ -274,21 +170,42 @@ class Redactor:
                 ) from None
             group: int | str = "secret" if "secret" in pattern.groupindex else 0
             extra.append(Rule("custom", pattern, group))
-        self._rules = (*extra, *RULES)
+        every = (*extra, *rules)
+        self._rules = tuple(r for r in every if not r.windowed)
+        self._windowed = tuple(r for r in every if r.windowed)
+        self._needles = tuple(dict.fromkeys(n for r in self._windowed for n in r.needles))
         self._entropy = entropy
 
     def redact_text(self, text: str) -> str:
         """The text with every secret replaced by its marker."""
         if not text:
             return text
-        lowered = text.lower()
-        for rule in self._rules:
-            if rule.needles and not any(n in lowered for n in rule.needles):
-                continue
-            text = rule.pattern.sub(functools.partial(_replace, rule=rule), text)
+        lines = escaped_lines(text) if "\\" in text or "%" in text else []
+        found, random = self._spans(text, skip=[(s, e) for s, e in lines if e - s > LONG_LINE])
+        if lines:
+            view = View(text, lines, decode=True)
+            in_view, random_in_view = self._spans(view.text)
+            found += view.to_original(in_view)
+            random += view.to_original(random_in_view)
+        return _apply(text, found + _not_overlapping(random, found))
+
+    def _spans(self, text: str, skip: Sequence[tuple[int, int]] = ()) -> tuple[list[Span], list[Span]]:
+        """What the rules find, and the random-looking tokens (which give way to a rule's finding)."""
+        spans = _run(self._rules, text)
+        if self._windowed:
+            lowered = text.lower()
+            if len(text) <= SMALL or len(lowered) != len(text):  # (a few characters lower-case to two)
+                spans += _run([r for r in self._windowed if any(n in lowered for n in r.needles)], text)
+            else:
+                view = View(text, _outside(windows(text, lowered, self._needles), skip))
+                spans += view.to_original(_run(self._windowed, view.text))
+        random: list[Span] = []
         if self._entropy:
-            text = _TOKEN_RE.sub(lambda m: MARKER.format(kind="high-entropy") if looks_random(m[0]) else m[0], text)
-        return text
+            for match in TOKEN_RE.finditer(text):
+                start = _trimmed(text, match.start())
+                if looks_random(text[start : match.end()]):
+                    random.append((start, match.end(), "high-entropy"))
+        return spans, random
 
     def redact(self, value: Any) -> Any:
         """A copy of `value` (str, dict, list, tuple, scalars) with every string redacted.
@@ -301,7 +218,7 @@ class Redactor:
         if isinstance(value, Mapping):
             out: dict[Any, Any] = {}
             for key, item in value.items():
-                if isinstance(key, str) and isinstance(item, str) and _SECRET_NAME_RE.match(key) and _secretish(item):
+                if isinstance(key, str) and isinstance(item, str) and SECRET_NAME_RE.match(key) and secretish(item):
                     out[key] = MARKER.format(kind="secret-field")
                 else:
                     out[key] = self.redact(item)
@@ -313,14 +230,46 @@ class Redactor:
         return value
 
 
-def _replace(match: re.Match[str], rule: Rule) -> str:
-    secret = match.group(rule.group)
-    if secret is None or (rule.check is not None and not rule.check(match)):
-        return match[0]
-    marker = MARKER.format(kind=rule.kind)
-    if rule.group == 0:
-        return marker
-    start, end = match.span(rule.group)
-    base = match.start()
-    whole = match[0]
-    return whole[: start - base] + marker + whole[end - base :]
+def _run(rules: Iterable[Rule], text: str) -> list[Span]:
+    spans: list[Span] = []
+    for rule in rules:
+        for match in rule.pattern.finditer(text):
+            if match.group(rule.group) is None or (rule.check is not None and not rule.check(match)):
+                continue
+            start, end = match.span(rule.group)
+            if end > start:
+                spans.append((start, end, rule.kind or (match.lastgroup or "secret").replace("_", "-")))
+    return spans
+
+
+def _not_overlapping(spans: list[Span], others: list[Span]) -> list[Span]:
+    if not others or not spans:
+        return spans
+    ordered = sorted(others)
+    starts = [s for s, _, _ in ordered]
+    reach = list(itertools.accumulate((e for _, e, _ in ordered), max))
+    out = []
+    for start, end, kind in spans:
+        i = bisect.bisect_left(starts, end) - 1  # the others starting before this span ends
+        if i < 0 or reach[i] <= start:
+            out.append((start, end, kind))
+    return out
+
+
+def _apply(text: str, spans: list[Span]) -> str:
+    """Replace the spans (overlapping ones merged; the earliest rule names the kind) by their markers."""
+    if not spans:
+        return text
+    out: list[str] = []
+    pos = 0
+    cur_start, cur_end, cur_kind = -1, -1, ""
+    for start, end, kind in sorted(spans, key=lambda s: s[0]):
+        if start < cur_end:
+            cur_end = max(cur_end, end)
+            continue
+        if cur_end >= 0:
+            out += [text[pos:cur_start], MARKER.format(kind=cur_kind)]
+            pos = cur_end
+        cur_start, cur_end, cur_kind = start, end, kind
+    out += [text[pos:cur_start], MARKER.format(kind=cur_kind), text[cur_end:]]
+    return "".join(out)

@@ -5,6 +5,8 @@ Secrets are assembled at run time so that no credential-shaped literal sits in t
 
 from __future__ import annotations
 
+import json
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -111,3 +113,116 @@ def test_empty_and_secret_free_texts_come_back_as_they_were() -> None:
     assert R.redact_text("") == ""
     assert R.redact(None) is None
     assert R.redact(3.5) == 3.5
+
+
+# Secrets in every form agents store them in: inside a line, through JSON and URL escaping, glued to letters.
+PASSWORD = "Zq8vN2mLx4Tr"
+TOKENS = {
+    "github-token": "gh" + "p_" + A36,
+    "aws-access-key": "AKIA" + "IOSFODNN7EXAMPL1",
+    "openai-key": "sk-" + "proj-" + A36 * 2,
+    "slack-token": "xo" + "xb-123456789012-123456789012-" + A36[:24],
+    "high-entropy": A36[:32],
+}
+SECRETS = {"password": PASSWORD, **TOKENS}
+NAMED_FORMS = [
+    "+PASSWORD={s}",
+    "-MY_PASSWORD={s}",
+    "  export API_TOKEN={s}",
+    "Deploy to staging with PASSWORD={s} and check the logs",
+    "E       AssertionError: login failed with DB_PASSWORD={s}",
+    '{{"password": "{s}"}}',
+    "+  password: {s}",
+    "https://deploy:{s}@git.example.com/org/repo.git",
+    "https://api.example.com/v1/items?token={s}&page=2",
+    "GET /callback?state=xyz&api_key={s} HTTP/1.1",
+]
+ESCAPED_FORMS = {
+    "json after \\n": lambda s: json.dumps({"stdout": "ok\n" + s}),
+    "json after \\t": lambda s: json.dumps({"stdout": "ok\t" + s}),
+    'json after \\"': lambda s: json.dumps({"stdout": 'say "' + s + '"'}),
+    "json of json after \\\\n": lambda s: json.dumps(json.dumps({"stdout": "ok\n" + s})),
+    "url after %3D": lambda s: "GET /cb?next=" + urllib.parse.quote("token=" + s, safe=""),
+    "url after %20": lambda s: "q=" + urllib.parse.quote("run " + s, safe=""),
+    "glued to a letter": lambda s: "x" + s,
+    "glued to letters": lambda s: "abc" + s,
+}
+ENCODINGS = {
+    "json": lambda t: json.dumps({"stdout": "ok\n" + t}),
+    "json of json": lambda t: json.dumps(json.dumps({"stdout": "ok\n" + t})),
+    "url-encoded": lambda t: "GET /cb?next=" + urllib.parse.quote(t, safe="") + " HTTP/1.1",
+}
+
+
+def _leaks(secret: str, out: str) -> bool:
+    return any(secret[i : i + 8] in out for i in range(len(secret) - 7))
+
+
+@pytest.mark.parametrize("kind", SECRETS)
+@pytest.mark.parametrize("form", NAMED_FORMS)
+def test_a_named_secret_is_redacted_wherever_it_stands_in_a_line(form: str, kind: str) -> None:
+    out = R.redact_text(form.format(s=SECRETS[kind]))
+    assert not _leaks(SECRETS[kind], out), out
+    assert "[REDACTED:" in out
+
+
+@pytest.mark.parametrize("kind", TOKENS)
+@pytest.mark.parametrize("form", ESCAPED_FORMS)
+def test_a_token_is_redacted_through_escapes_and_when_glued_to_letters(form: str, kind: str) -> None:
+    out = R.redact_text(ESCAPED_FORMS[form](TOKENS[kind]))
+    assert not _leaks(TOKENS[kind], out), out
+    assert "[REDACTED:" in out
+
+
+@pytest.mark.parametrize("kind", ["password", "github-token", "high-entropy"])
+@pytest.mark.parametrize("form", NAMED_FORMS)
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_named_secret_is_redacted_inside_json_and_url_encoded_text(encoding: str, form: str, kind: str) -> None:
+    secret = SECRETS[kind]
+    out = R.redact_text(ENCODINGS[encoding](form.format(s=secret)))
+    for shown in (secret, urllib.parse.quote(secret, safe="")):
+        assert not _leaks(shown, out), out
+
+
+def test_only_the_secret_of_escaped_text_is_replaced_and_the_json_stays_valid() -> None:
+    token = TOKENS["github-token"]
+    out = R.redact_text(json.dumps({"stdout": "ok\n" + token + "\n", "cmd": "env PASSWORD=" + PASSWORD + " run"}))
+    assert json.loads(out) == {
+        "stdout": "ok\n[REDACTED:github-token]\n",
+        "cmd": "env PASSWORD=[REDACTED:env-secret] run",
+    }
+    assert R.redact_text("x" + token) == "x[REDACTED:github-token]"
+    assert R.redact_text("abc" + TOKENS["aws-access-key"]) == "abc[REDACTED:aws-access-key]"
+    assert R.redact_text("q=token%3D" + token) == "q=token%3D[REDACTED:github-token]"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "+TOKEN_TTL=3600",
+        "+PASSWORD_FILE=/run/secrets/db_password",
+        "+    password=self.password,",
+        "+    api_key=api_key,",
+        "+    token = get_token(request)",
+        "+  password: ${DB_PASSWORD}",
+        json.dumps({"stdout": "ok\n3 passed in 0.12s\n", "stderr": ""}),
+        json.dumps(json.dumps({"cmd": "pytest -q", "output": "ok\n1 passed\n"})),
+        "GET /search?q=password%20reset&page=2 HTTP/1.1",
+        "https://example.com/login?next=%2Fdashboard%3Ftab%3Dsettings",
+        'print("token:\\t%s" % name)',
+        'log.info("%3d tokens, %5.1f%% cached", n, pct)',
+        'path = "C:\\\\new\\\\tokens\\\\reader.py"',
+        "+def test_password_reset_requires_token(client):",
+    ],
+)
+def test_harmless_names_values_and_escaped_output_are_left_alone(text: str) -> None:
+    assert R.redact_text(text) == text
+
+
+def test_a_big_diff_without_secrets_comes_back_unchanged() -> None:
+    code = (DATA / "ordinary_code.py.txt").read_text()
+    diff = "".join(f"+{line}\n" for line in code.splitlines()) * 400
+    assert len(diff) > 300_000
+    assert R.redact_text(diff) == diff
+    stringified = json.dumps({"patch": diff})
+    assert R.redact_text(stringified) == stringified

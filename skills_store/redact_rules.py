@@ -1,0 +1,291 @@
+"""The rules of `skills_store.redact`: what a secret looks like, by its format, by its name, or by its randomness.
+
+Every rule starts at something literal (a provider prefix, `://`, a secret-ish name, `--`): the regex engine
+then skips the text between candidates at C speed, which is what keeps redaction of a 10 MB patch affordable.
+Rules never require a word boundary before a provider prefix: agents glue tokens to letters (`xghp_...`) and
+escaped text puts an `n` or a `D` before them (`\\nghp_...`, `%3Dghp_...`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+#: A word in a name that says its value is a secret; the text around it in the name does not matter.
+SECRET_WORD = (
+    r"(?:secret|token(?!s|iz|_?count|_?type|_?len|_?ids?\b)|passw(?:or)?d|passwd|pass(?![a-z])|pwd|api[_\-]?key|"
+    r"apikey|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credentials?|signing[_\-]?key|encryption[_\-]?key|"
+    r"session[_\-]?key|client[_\-]?secret|dsn)"
+)
+SECRET_NAME = rf"[A-Za-z0-9_.\-]*{SECRET_WORD}[A-Za-z0-9_.\-]*"
+SECRET_NAME_RE = re.compile(rf"^{SECRET_NAME}$", re.IGNORECASE)
+#: Names of URL query parameters that carry credentials although they do not say "secret".
+_QUERY_NAMES = re.compile(r"^(?:key|sig|signature|code|x-amz-signature|x-amz-security-token|x-goog-signature)$", re.I)
+#: Names that hold where a secret is, or something about it, not the secret itself.
+_ABOUT_A_SECRET = re.compile(
+    r"[_.\-](?i:file|path|dir|name|id|type|len|length|count|size|ttl|timeout|url|env)$"
+    r"|[a-z](?:File|Path|Dir|Name|Id|Type|Len|Length|Count|Size|Ttl|Timeout|Url|Env)$"
+)
+#: Values that are placeholders, references or code rather than secrets.
+_NOT_A_VALUE_RE = re.compile(
+    r"^(?:|none|null|nil|true|false|undefined|\*+|x{3,}|\.{3}|<[^>]*>|\$\{?[A-Za-z_][\w.]*\}?|\{\{.*\}\}|%\(?\w*\)?s|"
+    r"\{[\w.\[\]'\"]*\}|pass|password|passwd|secret|changeme|example|placeholder|your[_\-]?\w*|my[_\-]?\w*)$",
+    re.IGNORECASE,
+)
+_CODE_LIKE_RE = re.compile(r"[A-Za-z_][A-Za-z_.]*(?:\[.*\]|\(.*\))?,?")
+_EXPRESSION_RE = re.compile(r"[A-Za-z_]\w*(?:\.\w+)+(?:\[.*|\(.*)?|[A-Za-z_]\w*[(\[].*")
+_MASKED_RE = re.compile(r"[*xX#./\- ]+")
+_WORD_RE = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One redaction rule: replace `group` of every match of `pattern` by the marker of `kind`."""
+
+    kind: str | None
+    """None: the kind is the name of the named group that matched (`aws_access_key` -> `aws-access-key`)."""
+    pattern: re.Pattern[str]
+    group: int | str = 0
+    needles: tuple[str, ...] = ()
+    """With `windowed`: the rule runs only around these substrings of the lower-cased text."""
+    check: Callable[[re.Match[str]], bool] | None = None
+    """Extra test on the match; a match it rejects is left as it is."""
+    windowed: bool = False
+    """Run over windows of the text around the needles instead of the whole text: rules that start with a
+    case-insensitive name cannot use the regex engine's fast literal scan, so they only see where a name is."""
+
+
+def plain(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        value = value[1:-1]
+    return value
+
+
+def value_ok(value: str) -> bool:
+    """Not a placeholder, a reference to another variable, a boolean or a number."""
+    value = plain(value)
+    return not (_NOT_A_VALUE_RE.match(value) or _MASKED_RE.fullmatch(value) or value.replace(".", "").isdigit())
+
+
+def secretish(value: str) -> bool:
+    """A value that could be a password or key: no spaces, and either long or not a plain lowercase word."""
+    value = plain(value)
+    if not value_ok(value) or len(value) < 6 or any(c.isspace() for c in value):
+        return False
+    return len(value) >= 16 or not (value.isalpha() and (value.islower() or value.isupper()))
+
+
+def _yaml_value_ok(value: str) -> bool:
+    """A YAML/annotation value that is a secret, not a type or an expression (`token: object,`, `Token: Style()`)."""
+    return secretish(value) and not _CODE_LIKE_RE.fullmatch(plain(value))
+
+
+def _identifier_like(value: str) -> bool:
+    """`user_pw1`, `tokenValue2`: mostly words, as code names are; random passwords are not."""
+    words = sum(len(w) for w in _WORD_RE.findall(value))
+    return bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value)) and words / len(value) > 0.45
+
+
+def _named_ok(match: re.Match[str]) -> bool:
+    """`NAME=value` / `name: value` inside a line: a secret name, and a literal value rather than code."""
+    name, value = match["name"], match["s"]
+    if not SECRET_NAME_RE.match(name) or _ABOUT_A_SECRET.search(name):
+        return False
+    if value[0] in "\"'":
+        return secretish(value)
+    if len(value) >= 20 and _mixed(value) and shannon_entropy(value) >= 4.0:
+        return True
+    if match["sep"] == "=" and name.isupper():  # an environment variable: its value is a literal
+        return secretish(value) and not _EXPRESSION_RE.fullmatch(value)
+    return _yaml_value_ok(value) and not _identifier_like(value) and not _EXPRESSION_RE.fullmatch(value)
+
+
+def _query_ok(match: re.Match[str]) -> bool:
+    name = match["name"]
+    return bool(SECRET_NAME_RE.match(name) or _QUERY_NAMES.match(name)) and secretish(match["s"])
+
+
+def _env_ok(match: re.Match[str]) -> bool:
+    name = match["name"]
+    return bool(SECRET_NAME_RE.match(name)) and not _ABOUT_A_SECRET.search(name) and value_ok(match["s"])
+
+
+def _group_ok(test: Callable[[str], bool], group: str = "s") -> Callable[[re.Match[str]], bool]:
+    return lambda m: test(m[group])
+
+
+def _mixed(text: str) -> bool:
+    return any(c.isdigit() for c in text) and any(c.isupper() for c in text) and any(c.islower() for c in text)
+
+
+def _provider_ok(match: re.Match[str]) -> bool:
+    """Prefixes that also occur inside words (`sk-`, `hf_`, `ASIA`) need a random body when glued to a letter."""
+    start = match.start()
+    glued = start > 0 and match.string[start - 1].isalnum()
+    kind, token = match.lastgroup, match[0]
+    if not glued or kind not in ("openai_key", "huggingface_token", "aws_access_key"):
+        return True
+    if kind == "aws_access_key":
+        return any(c.isdigit() for c in token[4:])
+    return len(token) >= 32 and _mixed(token)
+
+
+def _rule(kind: str | None, pattern: str, *needles: str, group: int | str = 0, flags: int = 0, check=None) -> Rule:
+    return Rule(kind, re.compile(pattern, flags), group, tuple(n.lower() for n in needles), check, bool(needles))
+
+
+#: Every secret name contains one of these (see SECRET_WORD).
+NAME_NEEDLES = ("secret", "token", "pass", "pwd", "key", "credential", "dsn")
+
+
+_B64 = r"A-Za-z0-9_\-"
+_AWS_IDS = "AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA"
+#: Well-known credential formats; the group name is the kind. One regex each: a literal prefix lets the regex
+#: engine jump from candidate to candidate, which an alternation of them all would not (20x slower).
+PROVIDERS = (
+    rf"(?P<anthropic_key>sk-ant-[a-z]+\d*-[{_B64}]{{20,}})",
+    rf"(?P<openai_key>sk-(?:proj-|svcacct-|admin-|None-)?(?=[{_B64}]*\d)[{_B64}]{{20,}})",
+    rf"(?P<aws_access_key>(?:{_AWS_IDS})[A-Z0-9]{{16}}(?![A-Za-z0-9]))",
+    r"(?P<github_token>gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})",
+    r"(?P<gitlab_token>gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,})",
+    r"(?P<slack_token>xox[abposre]-[A-Za-z0-9\-]{10,})",
+    r"(?P<slack_webhook>https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+)",
+    rf"(?P<google_api_key>AIza[{_B64}]{{35}})",
+    rf"(?P<google_oauth>ya29\.[{_B64}]{{20,}}|GOCSPX-[{_B64}]{{20,}}|1//0[{_B64}]{{30,}})",
+    r"(?P<stripe_key>(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,})",
+    r"(?P<huggingface_token>hf_[A-Za-z0-9]{30,})",
+    r"(?P<npm_token>npm_[A-Za-z0-9]{36}(?![A-Za-z0-9]))",
+    rf"(?P<pypi_token>pypi-AgE[{_B64}]{{50,}})",
+    rf"(?P<jwt>eyJ[{_B64}]{{8,}}\.eyJ[{_B64}]{{8,}}\.[{_B64}]*)",
+)
+PRIVATE_KEY = _rule(
+    "private-key",
+    r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END \1PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    flags=re.DOTALL,
+)
+PROVIDER_RULES: tuple[Rule, ...] = (PRIVATE_KEY, *(_rule(None, p, check=_provider_ok) for p in PROVIDERS))
+
+#: An unquoted value inside a line ends at white space, quotes, escapes and the punctuation around values.
+_BARE = r"[^\s\"'`\\,;&|<>(){}\[\]]+"
+CONTEXT_RULES: tuple[Rule, ...] = (
+    _rule(
+        "aws-secret-key",
+        r"(?i:aws)[\w.\-]{0,30}?(?i:secret|key)[\w.\-]{0,20}[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        "aws",
+        group="s",
+    ),
+    _rule(
+        "url-password",
+        r"://[^\s:/@\"'<>\\]{1,128}:(?P<s>[^\s@/\"'<>\\]{1,256})@",
+        group="s",
+        check=_group_ok(lambda v: value_ok(v) and len(plain(v)) >= 4),
+    ),
+    _rule(
+        "url-secret",
+        r"[?&;](?P<name>[A-Za-z0-9_.\-]{1,64})=(?P<s>[^&#\s\"'<>\\]{1,1024})",
+        group="s",
+        check=_query_ok,
+    ),
+    _rule(
+        "auth-header",
+        r"(?i:(?:authorization|proxy-authorization)[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token|bot)\s+|bearer\s+)"
+        r"(?P<s>[A-Za-z0-9._~+/\-]{8,}=*)",
+        "bearer",
+        "authorization",
+        group="s",
+        check=_group_ok(secretish),
+    ),
+    _rule(
+        "env-secret",
+        r"^[+\-]?[ \t]*(?:export[ \t]+)?(?P<name>[A-Z][A-Z0-9_]*)="
+        r"(?P<s>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'#][^\n#]*?)[ \t]*(?:#.*)?$",
+        *NAME_NEEDLES,
+        group="s",
+        flags=re.MULTILINE,
+        check=_env_ok,
+    ),
+    _rule(
+        "env-secret",
+        rf"(?P<name>(?i:{SECRET_WORD})[A-Za-z0-9_.\-]*)(?P<sep>=)(?P<s>{_BARE})",
+        *NAME_NEEDLES,
+        group="s",
+        check=_named_ok,
+    ),
+    _rule(
+        "assignment-secret",
+        rf"(?i:{SECRET_WORD})[A-Za-z0-9_.\-]*[\"']?\s*(?::=|=|:|=>)\s*(?P<q>[\"'])(?P<s>(?:(?!(?P=q))[^\n]){{1,512}}?)(?P=q)",
+        *NAME_NEEDLES,
+        group="s",
+        check=_group_ok(secretish),
+    ),
+    _rule(
+        "cli-secret",
+        r"(?i:--(?:password|passwd|token|api-key|apikey|secret|client-secret|access-key))(?:=|\s+)(?P<s>[^\s\"'-][^\s\"']*)",
+        group="s",
+        check=_group_ok(secretish),
+    ),
+    _rule(
+        "yaml-secret",
+        rf"^[+\-]?[ \t]*-?[ \t]*(?i:{SECRET_NAME})[ \t]*:[ \t]+(?P<s>[^\s\"'#|>&*!\[{{][^\s]*)[ \t]*$",
+        *NAME_NEEDLES,
+        group="s",
+        flags=re.MULTILINE,
+        check=_group_ok(_yaml_value_ok),
+    ),
+    _rule(
+        "yaml-secret",
+        rf"(?P<name>(?i:{SECRET_WORD})[A-Za-z0-9_.\-]*)[\"']?(?P<sep>:)[ \t]+(?P<s>{_BARE})",
+        *NAME_NEEDLES,
+        group="s",
+        check=_named_ok,
+    ),
+)
+RULES: tuple[Rule, ...] = (*PROVIDER_RULES, *CONTEXT_RULES)
+
+TOKEN_RE = re.compile(r"(?<![A-Za-z0-9_+/\-])[A-Za-z0-9_+/\-]{20,}={0,2}(?![A-Za-z0-9_+/=\-])")
+_HEX_RE = re.compile(r"^[0-9a-fA-F\-]+$")
+_HASH_PREFIXES = ("sha1-", "sha224-", "sha256-", "sha384-", "sha512-", "md5-")
+
+
+def shannon_entropy(text: str) -> float:
+    """Bits per character of the text's own character distribution."""
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in Counter(text).values()) if n else 0.0
+
+
+def _decodes_to_text(token: str) -> bool:
+    """True when the token is base64 of mostly printable text (test data, not a credential)."""
+    body = token.rstrip("=")
+    padded = body + "=" * (-len(body) % 4)
+    try:
+        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    if len(raw) < 8:
+        return False
+    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
+    return printable / len(raw) >= 0.9
+
+
+def looks_random(token: str) -> bool:
+    """The high-entropy test: long, mixed upper/lower/digit, random-looking, and none of the known harmless shapes."""
+    core = token.rstrip("=")
+    if not 20 <= len(core) <= 256 or core.lower().startswith(_HASH_PREFIXES) or _HEX_RE.match(core):
+        return False
+    if not _mixed(core):
+        return False
+    if "/" in core and all(len(part) < 24 for part in core.split("/")) and core.count("/") >= 2:
+        return False  # a path
+    words = sum(len(m) for m in _WORD_RE.findall(core))
+    if words / len(core) > 0.45:
+        return False  # an identifier made of words
+    threshold = 4.0 if len(core) < 32 else 4.3
+    if shannon_entropy(core) < threshold:
+        return False
+    return not _decodes_to_text(core)
