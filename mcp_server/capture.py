@@ -52,14 +52,18 @@ class CallRecord:
     """What a tool adapter reports about one call; set its fields inside `async with capture.tool_call(...)`."""
 
     def __init__(self) -> None:
-        self.summary: dict[str, Any] | str | None = None
-        """A short summary of the result (not the whole result)."""
+        self.summary: BaseModel | dict[str, Any] | str | None = None
+        """A short summary of the result (not the whole result): the tool's model in `trajectories.summaries`."""
         self.ok: bool = True
         """False when the call failed; set automatically when the block raises."""
         self.skills_shown: list[str] = []
         """Skill ids returned to the agent; linked to the trajectory for confidence updates."""
         self.reward: float | None = None
         """`run_tests`' reward; stored on the trajectory."""
+
+
+def _plain(summary: BaseModel | dict[str, Any] | str | None) -> dict[str, Any] | str | None:
+    return summary.model_dump(mode="json") if isinstance(summary, BaseModel) else summary
 
 
 class RecordResult(BaseModel):
@@ -215,7 +219,7 @@ class SessionCapture:
                 kind="tool_call",
                 tool=tool,
                 args=truncate_value(red.redact(wide), CAPTURE_TEXT_CHARS),
-                result=truncate_value(red.redact(record.summary), CAPTURE_TEXT_CHARS),
+                result=truncate_value(red.redact(_plain(record.summary)), CAPTURE_TEXT_CHARS),
                 ok=record.ok,
                 content=truncate_value(red.redact_text(error or ""), CAPTURE_TEXT_CHARS),
                 ts=started_at,

@@ -13,6 +13,7 @@ from mcp_server.deps import Deps
 from mcp_server.errors import tool_result
 from mcp_server.toolset import ToolSet
 from sandbox.patch import PatchResult, apply_patch
+from skills_store.trajectories.summaries import FileChange, PatchSummary
 
 
 def register(server: ToolSet, deps: Deps) -> None:
@@ -37,11 +38,11 @@ def register(server: ToolSet, deps: Deps) -> None:
         async with deps.capture.tool_call(ctx, "apply_patch", {"patch": patch, "dry_run": dry_run}) as call:
             async with workspace_lock:
                 result = await anyio.to_thread.run_sync(lambda: apply_patch(deps.workspace, patch, dry_run=dry_run))
-            call.summary = {
-                "applied": result.applied,
-                "files": [f"{f.action} {f.path}" for f in result.files],
-                "fuzzy": any(f.fuzzy for f in result.files),
-                "syntax_errors": len(result.syntax_errors),
-            }
+            call.summary = PatchSummary(
+                applied=result.applied,
+                files=[FileChange(action=f.action, path=f.path) for f in result.files],
+                fuzzy=any(f.fuzzy for f in result.files),
+                syntax_errors=len(result.syntax_errors),
+            )
             call.ok = result.applied or result.dry_run
             return tool_result(result, result.render())

@@ -17,6 +17,7 @@ from mcp_server.tools.search import SkillHit
 from mcp_server.toolset import ToolSet
 from sandbox.testing.models import TestRunResult
 from sandbox.testing.runner import RunnerConfig, failure_queries, run_tests
+from skills_store.trajectories.summaries import TestFailure, TestRunSummary
 from skills_store.truncate import truncate_text
 
 log = logging.getLogger(__name__)
@@ -92,20 +93,17 @@ def register(server: ToolSet, deps: Deps) -> None:
             )
             if result.status in ("failed", "error") and not settings.no_skills:
                 result.suggested_skills = [h.model_dump(mode="json") for h in await _suggest(deps, result)]
-            call.summary = {
-                "status": result.status,
-                "passed": result.passed,
-                "failed": result.failed,
-                "errors": result.errors,
-                "failing": [t.id for t in result.tests if t.outcome in ("failed", "error")][:20],
+            failed = [t for t in result.tests if t.outcome in ("failed", "error")][:20]
+            call.summary = TestRunSummary(
+                status=result.status,
+                passed=result.passed,
+                failed=result.failed,
+                errors=result.errors,
+                failing=[t.id for t in failed],
                 # What the distiller turns into an error signature (messages are capped).
-                "failures": [
-                    {"id": t.id, "message": truncate_text(t.message or "", 800)}
-                    for t in result.tests
-                    if t.outcome in ("failed", "error")
-                ][:20],
-                "backend": result.backend,
-            }
+                failures=[TestFailure(id=t.id, message=truncate_text(t.message or "", 800)) for t in failed],
+                backend=result.backend,
+            )
             call.ok = result.status == "passed"
             call.reward = result.reward.value
             call.skills_shown = [s["skill_id"] for s in result.suggested_skills]

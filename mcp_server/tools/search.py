@@ -15,6 +15,7 @@ from mcp_server.deps import Deps
 from mcp_server.errors import tool_result
 from mcp_server.toolset import ToolSet
 from skills_store.search.fusion import ScoredSkill
+from skills_store.trajectories.summaries import SearchSummary
 
 
 class SkillHit(BaseModel):
@@ -101,6 +102,6 @@ def register(server: ToolSet, deps: Deps) -> None:
             )
             hits = [SkillHit.of(h) for h in found]
             result = SearchResult(skills=hits, took_ms=round((time.perf_counter() - start) * 1000, 2))
-            call.summary = {"returned": [h.skill_id for h in hits], "took_ms": result.took_ms}
+            call.summary = SearchSummary(returned=[h.skill_id for h in hits], took_ms=result.took_ms)
             call.skills_shown = [h.skill_id for h in hits]
             return tool_result(result, render_hits(hits))

@@ -19,6 +19,7 @@ from typing import Any
 
 from skills_store.distill.signature import ErrorSignature, from_failure, from_output
 from skills_store.models import StoredStep, Trajectory
+from skills_store.trajectories.summaries import PatchSummary, TestRunSummary
 
 TEST_COMMAND_RE = re.compile(
     r"\b(?:pytest|py\.test|tox|nox|unittest|(?:npm|pnpm|yarn|bun)(?: run)? test|go test|cargo (?:test|nextest)|"
@@ -98,20 +99,16 @@ def _relative(path: str, workspace: str | None) -> str:
 
 
 def _mcp_test_run(step: StoredStep) -> TestRun | None:
-    result = _dict(step.result)
-    status = result.get("status")
-    if status not in ("passed", "failed", "error", "timeout"):
+    summary = TestRunSummary.read(step.result)
+    if summary is None or summary.status == "no_tests":
         return None
+    status = summary.status
     args = _dict(step.args)
     tests = args.get("tests")
     scope = tuple(str(t) for t in tests) if isinstance(tests, list) and tests else None
-    failures: list[Failure] = []
-    for item in _list(result.get("failures")):
-        item = _dict(item)
-        test_id = str(item.get("id") or "")
-        failures.append(Failure(test_id, from_failure(test_id or "run", _text(item.get("message")))))
+    failures = [Failure(f.id, from_failure(f.id or "run", f.message or None)) for f in summary.failures]
     known = {f.test_id for f in failures}
-    failures += [Failure(str(t), None) for t in _list(result.get("failing")) if str(t) not in known]
+    failures += [Failure(t, None) for t in summary.failing if t not in known]
     if status != "passed" and not failures:
         failures.append(Failure("", None))
     return TestRun(step.index, status == "passed", scope, failures, "run_tests")
@@ -141,12 +138,12 @@ def _editor_diff(path: str, pairs: list[tuple[str, str]]) -> str:
 
 
 def _edit(step: StoredStep, workspace: str | None) -> Edit | None:
-    args, result = _dict(step.args), _dict(step.result)
+    args = _dict(step.args)
     if step.tool == "apply_patch":
-        if not result.get("applied") or args.get("dry_run") or not isinstance(args.get("patch"), str):
+        summary = PatchSummary.read(step.result)
+        if summary is None or not summary.applied or args.get("dry_run") or not isinstance(args.get("patch"), str):
             return None
-        files = [str(f).split(" ", 1)[-1] for f in _list(result.get("files"))]
-        return Edit(step.index, files, args["patch"], "apply_patch", bool(result.get("fuzzy")))
+        return Edit(step.index, [f.path for f in summary.files], args["patch"], "apply_patch", summary.fuzzy)
     if step.tool in EDIT_TOOLS and step.ok is not False:
         path = args.get("file_path")
         if not isinstance(path, str):

@@ -97,6 +97,7 @@ async def test_failing_run_then_patch_then_passing_run(settings: Settings, repo:
     calls = [s for s in trajectory.steps if s.kind == "tool_call"]
     assert [s.tool for s in calls] == ["run_tests", "apply_patch", "run_tests"]
     assert calls[0].result["failures"][0]["id"] == "test_calc.py::test_mean"
+    assert calls[1].result["files"] == [{"action": "modify", "path": "calc.py"}]
     assert trajectory.reward == pytest.approx(1.0)
     assert "assert-math" in trajectory.skills_shown
 
