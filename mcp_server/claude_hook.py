@@ -32,6 +32,7 @@ from typing import Any, TextIO
 from skills_store.errors import NotFound, SkillStoreError
 from skills_store.models import Skill, Step
 from skills_store.redact import Redactor
+from skills_store.repo_identity import repo_identity
 from skills_store.trajectories.closing import close_with_inferred_outcome
 from skills_store.trajectories.store import SQLiteTrajectoryStore
 from skills_store.truncate import truncate_text, truncate_value
@@ -82,7 +83,7 @@ def _find_trajectory(store: SQLiteTrajectoryStore, event: dict[str, Any], *, cre
     for n in range(1, 1000):
         tid = base if n == 1 else f"{base}.{n}"
         if create:
-            traj = store.ensure(tid, source=SOURCE, workspace=cwd, repo=Path(cwd).name if cwd else None)
+            traj = store.ensure(tid, source=SOURCE, workspace=cwd, repo=repo_identity(cwd) if cwd else None)
         else:
             try:
                 traj = store.get(tid, with_steps=False)

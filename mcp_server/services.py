@@ -7,8 +7,6 @@ thread, by `LazySkillBank`.
 
 from __future__ import annotations
 
-import configparser
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +20,7 @@ from mcp_server.settings import Settings
 from skills_store.datadir import preflight
 from skills_store.errors import ConfigError
 from skills_store.redact import Redactor
+from skills_store.repo_identity import repo_identity
 from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 if TYPE_CHECKING:
@@ -58,21 +57,6 @@ def resolve_workspace(settings: Settings, override: Path | None = None) -> Path:
     return resolved
 
 
-def workspace_repo(workspace: Path) -> str | None:
-    """`owner/name` from the workspace's git `origin` remote, else None. Reads .git/config; runs no command."""
-    config_path = workspace / ".git" / "config"
-    if not config_path.is_file():
-        return None
-    parser = configparser.ConfigParser(strict=False, interpolation=None)
-    try:
-        parser.read(config_path, encoding="utf-8")
-    except (configparser.Error, UnicodeDecodeError):
-        return None
-    url = parser.get('remote "origin"', "url", fallback="")
-    match = re.search(r"[:/]([^/:]+/[^/]+?)(?:\.git)?/?$", url)
-    return match.group(1) if match else None
-
-
 def build_deps(settings: Settings, *, workspace: Path | None = None, tools: Iterable[str] | None = None) -> Deps:
     preflight(settings.home)
     root = resolve_workspace(settings, workspace)
@@ -88,7 +72,7 @@ def build_deps(settings: Settings, *, workspace: Path | None = None, tools: Iter
         trajectories,
         Redactor(settings.redact_patterns),
         workspace=str(root),
-        repo=workspace_repo(root),
+        repo=repo_identity(root),
         on_close=on_close_callbacks(skills, trajectories, settings),
     )
     return Deps(

@@ -24,6 +24,7 @@ from skills_store.protocols import Embedder, SkillStore
 from skills_store.search.engine import SearchConfig, SkillSearch
 from skills_store.search.filters import Filters, validate_filters
 from skills_store.search.fusion import ScoredSkill, SearchMode
+from skills_store.trajectories.rows import read_repo_renames
 
 if TYPE_CHECKING:
     from skills_store.redact import Redactor
@@ -88,6 +89,7 @@ class SkillBank:
             bank.reembed()
         bank._check_embedder()
         bank.sync()
+        bank.rename_repos(read_repo_renames(home / "trajectories.db"))
         return bank
 
     def close(self) -> None:
@@ -198,6 +200,21 @@ class SkillBank:
             with self._writers.exclusive():
                 self.store.update_metadata(same_text)
                 self.catalog.upsert(same_text, None)
+
+    def rename_repos(self, renames: dict[str, str]) -> int:
+        """Give skills whose `repo` is a key of `renames` the new value (a repo identity stored in an older form,
+        see `trajectories.rows`). Idempotent: once renamed, nothing matches the old value. Returns skills renamed.
+        """
+        renamed: list[Skill] = []
+        known = set(self.known_values()["repo"]) if renames else set()
+        for old, new in renames.items():
+            if old in known and old != new:
+                for skill in self.catalog.list_skills(Filters(repo=old), limit=1_000_000):
+                    skill.repo = new
+                    renamed.append(skill)
+        if renamed:
+            self.update(renamed)
+        return len(renamed)
 
     def delete(self, skill_ids: Sequence[str]) -> int:
         with self._writers.exclusive():

@@ -11,42 +11,20 @@ out; a step whose JSON exceeds `max_step_bytes` is refused. Callers redact befor
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, get_args
+from types import TracebackType
 
 from pydantic import BaseModel, Field
 
 from skills_store.errors import ConfigError, InvalidInput, NotFound
-from skills_store.models import Outcome, Step, StepKind, StoredStep, Trajectory, TrajectoryStatus, new_id
+from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, new_id
+from skills_store.trajectories.rows import COLUMNS, OUTCOMES, open_schema, prepare_steps, trajectory_from_row
+from skills_store.trajectories.rows import shown_skills as _shown
 from skills_store.trajectories.writer import GroupCommitWriter, connect
-from skills_store.truncate import truncate_value
-
-STEP_KINDS = frozenset(get_args(StepKind))
-OUTCOMES = frozenset(get_args(Outcome))
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS trajectories (
-    id TEXT PRIMARY KEY, task TEXT, outcome TEXT, status TEXT NOT NULL DEFAULT 'open',
-    source TEXT, workspace TEXT, repo TEXT, reward REAL,
-    created_at REAL NOT NULL, updated_at REAL NOT NULL, closed_at REAL, step_count INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS trajectories_created ON trajectories (created_at);
-CREATE INDEX IF NOT EXISTS trajectories_status ON trajectories (status, closed_at);
-CREATE TABLE IF NOT EXISTS steps (
-    trajectory_id TEXT NOT NULL, idx INTEGER NOT NULL, ts REAL NOT NULL, body TEXT NOT NULL,
-    PRIMARY KEY (trajectory_id, idx)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS shown_skills (
-    trajectory_id TEXT NOT NULL, skill_id TEXT NOT NULL, seq INTEGER NOT NULL,
-    PRIMARY KEY (trajectory_id, skill_id)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS processed (
-    trajectory_id TEXT NOT NULL, distiller TEXT NOT NULL, processed_at REAL NOT NULL,
-    PRIMARY KEY (trajectory_id, distiller)) WITHOUT ROWID;
-"""
-_COLUMNS = "id, task, outcome, status, source, workspace, repo, reward, created_at, updated_at, closed_at"
 
 
 class SQLiteTrajectoryStoreConfig(BaseModel):
@@ -62,10 +40,6 @@ class SQLiteTrajectoryStoreConfig(BaseModel):
     """How long a write waits for another process holding the database's write lock."""
 
 
-def _ts(value: float) -> datetime:
-    return datetime.fromtimestamp(value, UTC)
-
-
 def _now() -> float:
     return datetime.now(UTC).timestamp()
 
@@ -79,7 +53,7 @@ class SQLiteTrajectoryStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = connect(self.path, busy_timeout_s=self.config.busy_timeout_s)
-            conn.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
+            open_schema(conn)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"cannot open the trajectory store at {self.path}: {exc}") from exc
         self._writer = GroupCommitWriter(conn)
@@ -109,7 +83,9 @@ class SQLiteTrajectoryStore:
     def __enter__(self) -> SQLiteTrajectoryStore:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.shutdown()
 
     @property
@@ -169,20 +145,9 @@ class SQLiteTrajectoryStore:
         return self.get(trajectory_id, with_steps=False)
 
     def _prepare(self, steps: Sequence[Step]) -> list[tuple[float, str]]:
-        rows: list[tuple[float, str]] = []
-        for i, step in enumerate(steps):
-            if step.kind not in STEP_KINDS:
-                raise InvalidInput(f"step {i}: unknown kind {step.kind!r}; use one of {sorted(STEP_KINDS)}")
-            body = step.model_dump(mode="json", exclude_none=True, exclude={"ts", "index"})
-            size = len(json.dumps(body, ensure_ascii=False, default=str).encode())
-            if size > self.config.max_step_bytes:
-                raise InvalidInput(
-                    f"step {i} ({step.kind}) is {size:,} bytes of JSON, over the {self.config.max_step_bytes:,}-byte "
-                    "limit; record a summary of large outputs (the head and tail of long texts are kept anyway)"
-                )
-            ts = (step.ts or datetime.now(UTC)).timestamp()
-            rows.append((ts, json.dumps(truncate_value(body, self.config.max_text_chars), ensure_ascii=False)))
-        return rows
+        return prepare_steps(
+            steps, max_step_bytes=self.config.max_step_bytes, max_text_chars=self.config.max_text_chars
+        )
 
     def _open_row(self, conn: sqlite3.Connection, trajectory_id: str) -> tuple[str, int]:
         row = conn.execute("SELECT status, step_count FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
@@ -310,42 +275,12 @@ class SQLiteTrajectoryStore:
 
     # -- reads ---------------------------------------------------------------------------------------------
 
-    def _from_row(self, row: tuple[Any, ...], conn: sqlite3.Connection, with_steps: bool) -> Trajectory:
-        tid, task, outcome, status, source, workspace, repo, reward, created, updated, closed = row
-        traj = Trajectory(
-            trajectory_id=tid,
-            task=task,
-            outcome=outcome,
-            status=status,
-            source=source,
-            workspace=workspace,
-            repo=repo,
-            reward=reward,
-            created_at=_ts(created),
-            updated_at=_ts(updated),
-            closed_at=None if closed is None else _ts(closed),
-            skills_shown=self._shown(conn, tid),
-        )
-        if with_steps:
-            traj.steps = [
-                StoredStep(index=idx, ts=_ts(ts), **json.loads(body))
-                for idx, ts, body in conn.execute(
-                    "SELECT idx, ts, body FROM steps WHERE trajectory_id = ? ORDER BY idx", (tid,)
-                )
-            ]
-        return traj
-
-    @staticmethod
-    def _shown(conn: sqlite3.Connection, trajectory_id: str) -> list[str]:
-        rows = conn.execute("SELECT skill_id FROM shown_skills WHERE trajectory_id = ? ORDER BY seq", (trajectory_id,))
-        return [r[0] for r in rows]
-
     def get(self, trajectory_id: str, *, with_steps: bool = True) -> Trajectory:
         conn = self._reader()
-        row = conn.execute(f"SELECT {_COLUMNS} FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
+        row = conn.execute(f"SELECT {COLUMNS} FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
         if row is None:
             raise NotFound(f"no trajectory {trajectory_id!r}; `skillbank trajectories list` shows the ids")
-        return self._from_row(row, conn, with_steps)
+        return trajectory_from_row(row, conn, with_steps)
 
     def step_count(self, trajectory_id: str) -> int:
         row = self._reader().execute("SELECT step_count FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
@@ -356,18 +291,18 @@ class SQLiteTrajectoryStore:
     def shown_skills(self, trajectory_id: str) -> list[str]:
         """The skill ids shown to the trajectory, in the order they were first shown."""
         self.step_count(trajectory_id)
-        return self._shown(self._reader(), trajectory_id)
+        return _shown(self._reader(), trajectory_id)
 
     def pending_for(self, distiller: str, limit: int = 100) -> list[Trajectory]:
         """Closed trajectories (with steps) that `distiller` has not processed yet, oldest closed first."""
         conn = self._reader()
         rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM trajectories t WHERE status = 'closed' AND NOT EXISTS "
+            f"SELECT {COLUMNS} FROM trajectories t WHERE status = 'closed' AND NOT EXISTS "
             "(SELECT 1 FROM processed p WHERE p.trajectory_id = t.id AND p.distiller = ?) "
             "ORDER BY closed_at, id LIMIT ?",
             (distiller, limit),
         ).fetchall()
-        return [self._from_row(row, conn, with_steps=True) for row in rows]
+        return [trajectory_from_row(row, conn, with_steps=True) for row in rows]
 
     def list(
         self,
@@ -381,8 +316,8 @@ class SQLiteTrajectoryStore:
             raise InvalidInput("limit must be at least 1 and offset at least 0")
         conn = self._reader()
         rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM trajectories WHERE (? IS NULL OR status = ?) AND (? IS NULL OR created_at >= ?) "
+            f"SELECT {COLUMNS} FROM trajectories WHERE (? IS NULL OR status = ?) AND (? IS NULL OR created_at >= ?) "
             "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
             (status, status, since and since.timestamp(), since and since.timestamp(), limit, offset),
         ).fetchall()
-        return [self._from_row(row, conn, with_steps=False) for row in rows]
+        return [trajectory_from_row(row, conn, with_steps=False) for row in rows]
