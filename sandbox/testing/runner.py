@@ -7,11 +7,11 @@ then comes from the exit code alone). The MCP adapter adds `suggested_skills`, s
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 from typing import Literal
 
+from sandbox.errorlines import last_error_line
 from sandbox.errors import InterpreterNotFound
 from sandbox.exec.backends import open_sandbox
 from sandbox.exec.base import ExecResult
@@ -32,8 +32,6 @@ from sandbox.testing.reward import SyntaxReport, check_syntax, compute_reward, p
 from sandbox.testing.status import count_outcomes, decide_status, order_tests, output_tail
 
 __all__ = ["Reward", "RunnerConfig", "TestCase", "TestRunResult", "failure_queries", "run_tests"]
-
-_ERROR_LINE_RE = re.compile(r"^(?:E\s+)?([A-Za-z_][\w.]*(?:Error|Exception)): (.+)$")
 
 
 def run_tests(
@@ -92,7 +90,8 @@ def failure_queries(result: TestRunResult, limit: int = 5) -> list[str]:
     seen: set[str] = set()
     candidates = [exception_line(case) for case in result.tests if case.outcome in ("failed", "error")]
     if not any(candidates) and result.status in ("error", "failed"):
-        candidates = [_last_error_line(result.output_tail)]
+        last = last_error_line(result.output_tail)
+        candidates = [last.text if last else None]
     for text in candidates:
         if not text:
             continue
@@ -187,11 +186,3 @@ def _assemble(
         syntax_errors=syntax.problems,
         warnings=[*sandbox_warnings, *warnings],
     )
-
-
-def _last_error_line(text: str) -> str | None:
-    for line in reversed(text.splitlines()):
-        match = _ERROR_LINE_RE.match(line.strip())
-        if match:
-            return f"{match.group(1).rsplit('.', 1)[-1]}: {match.group(2)}"
-    return None
