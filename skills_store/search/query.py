@@ -13,12 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-# `json.decoder.JSONDecodeError: Expecting value`, `E   TypeError: ...`, `FAILED t.py::x - KeyError: 'a'`
-_ERROR_LINE = re.compile(
-    r"(?:^|[\s(\[-])((?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|Failed))"
-    r"(?::\s*(.*))?$"
-)
-_PYTEST_E = re.compile(r"^E\s{2,}(.*)$")
+from sandbox.errorlines import parse_error_line
+
 _FILE_LINE = re.compile(r'^\s*File "([^"]+)", line \d+')
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)*")
 _QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"")
@@ -58,15 +54,11 @@ class QueryParts:
 def _error_lines(lines: list[str]) -> list[str]:
     found: list[str] = []
     for raw in lines:
-        line = raw.rstrip()
-        m_e = _PYTEST_E.match(line)
-        if m_e:
-            line = m_e.group(1)
-        m = _ERROR_LINE.search(line.strip())
-        if not m:
+        # `json.decoder.JSONDecodeError: Expecting value`, `E   TypeError: ...`, `FAILED t.py::x - KeyError: 'a'`
+        hit = parse_error_line(raw, inside=True)
+        if hit is None:
             continue
-        etype, message = m.group(1), (m.group(2) or "").strip()
-        entry = f"{etype}: {message}" if message else etype
+        entry = f"{hit.qualified}: {hit.message}" if hit.message else hit.qualified
         if entry not in found:
             found.append(entry)
     # A bare type (`tests/t.py:5: AssertionError`) adds nothing when the same type appears with its message.
@@ -80,7 +72,7 @@ def _code_line(lines: list[str]) -> str | None:
     for i in range(len(lines) - 1, -1, -1):
         if _FILE_LINE.match(lines[i]) and i + 1 < len(lines):
             nxt = lines[i + 1].strip()
-            if nxt and not _FILE_LINE.match(lines[i + 1]) and not _ERROR_LINE.search(nxt):
+            if nxt and not _FILE_LINE.match(lines[i + 1]) and parse_error_line(nxt, inside=True) is None:
                 return nxt
     return None
 
