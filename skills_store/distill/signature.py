@@ -15,16 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sandbox.errorlines import last_error_line, parse_error_line
 from sandbox.testing.models import TestCase
 from sandbox.testing.results import exception_line
 
 #: Longest message kept in a signature (after abstraction); longer ones are cut at a word boundary.
 MAX_SIGNATURE_CHARS = 240
 
-_TYPE_RE = re.compile(
-    r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Warning|Exit|Interrupt))\b:?\s*(.*)$"
-)
-_ERROR_LINE_RE = re.compile(r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): (.+)$")
 _ASSERT_RE = re.compile(r"^(?:E\s+)?assert\b")
 _CRASH_AT_RE = re.compile(r"^(\S+?\.[A-Za-z0-9]+):(\d+): \w[\w.]*$")
 _PYTEST_SUMMARY_RE = re.compile(r"^(?:FAILED|ERROR) (\S+)(?: - (.*))?$")
@@ -74,8 +71,8 @@ def abstract_message(message: str) -> str:
 
 def error_type(text: str) -> str | None:
     """The exception type a pattern or error line starts with (`NameError`), else None."""
-    match = _TYPE_RE.match(text.strip())
-    return match.group(1).rsplit(".", 1)[-1] if match else None
+    found = parse_error_line(text)
+    return found.type if found else None
 
 
 def from_error_line(line: str, location: str | None = None) -> ErrorSignature | None:
@@ -85,11 +82,10 @@ def from_error_line(line: str, location: str | None = None) -> ErrorSignature | 
         return None
     if _ASSERT_RE.match(line):
         line = "AssertionError: " + line
-    match = _TYPE_RE.match(line)
-    if not match:
+    found = parse_error_line(line)
+    if found is None:
         return None
-    exc_type = match.group(1).rsplit(".", 1)[-1]
-    return ErrorSignature(exc_type, abstract_message(match.group(2)), line[:500], location)
+    return ErrorSignature(found.type, abstract_message(found.message), line[:500], location)
 
 
 def from_failure(test_id: str, message: str | None) -> ErrorSignature | None:
@@ -119,9 +115,6 @@ def from_output(text: str) -> list[tuple[str, ErrorSignature]]:
                 found.append((summary.group(1), sig))
     if found:
         return found
-    for line in reversed(lines):
-        match = _ERROR_LINE_RE.match(line.strip())
-        if match:
-            sig = from_error_line(f"{match.group(1)}: {match.group(2)}")
-            return [("", sig)] if sig else []
-    return []
+    last = last_error_line(text)
+    sig = from_error_line(f"{last.qualified}: {last.message}") if last else None
+    return [("", sig)] if sig else []
