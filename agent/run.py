@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -121,12 +122,15 @@ async def solve(
     stream: bool = False,
     tests: list[str] | None = None,
     server_log: Path | None = None,
+    label: str | None = None,
+    on_connected: Callable[[], None] | None = None,
 ) -> AgentRunResult:
     """One attempt at `task` in `workspace` (edited in place) with `model`; see the module doc.
 
     `server` starts skillbank (default: the installed `skillbank` with this process's environment, so the same
     `SKILLBANK_HOME`); `tests` restricts the harness's test runs (default: the whole suite); `progress` gets one
-    line per tool call and per model turn; `stream` uses streaming model requests.
+    line per tool call and per model turn; `stream` uses streaming model requests; `label` (e.g. "candidate 2/3")
+    is noted in the trajectory; `on_connected` is called once the server answered the handshake.
     """
     limits = limits or Limits()
     workspace = workspace.resolve()
@@ -145,6 +149,8 @@ async def solve(
                                 process_tool_call=lambda *a: session.process_tool_call(*a))  # fmt: skip
     session = Session(toolset, progress, {"tests": tests} if tests else {})
     async with toolset:
+        if on_connected is not None:
+            on_connected()
         with anyio.move_on_after(limits.timeout_s or math.inf) as scope:
             try:
                 first = await session.run_tests()
@@ -154,7 +160,8 @@ async def solve(
                     hits = found.get("skills", []) if isinstance(found, dict) else []
                     skills = [s for s in hits if float(s.get("relevance", 1.0)) >= PROMPT_RELEVANCE][:PROMPT_SKILLS]
                 shown = ", ".join(s["skill_id"] for s in skills) or "none"
-                await session.record([{"kind": "message", "content": f"skills in the prompt: {shown}"}], task=task)
+                note = f"{label}; skills in the prompt: {shown}" if label else f"skills in the prompt: {shown}"
+                await session.record([{"kind": "message", "content": note}], task=task)
                 agent: Agent[None, str] = Agent(
                     model,
                     instructions=instructions(use_skills),

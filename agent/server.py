@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from fastmcp.client.transports import StdioTransport
+from mcp_types import Implementation
 from pydantic_ai.mcp import MCPToolset
 
 from skills_store.errors import ConfigError
 
 #: Tools the model never calls itself: the harness records the trajectory.
 HARNESS_ONLY = frozenset({"record_trajectory"})
+#: How the agent introduces itself: trajectories get `source = mcp:skillbank-agent`.
+CLIENT = Implementation(name="skillbank-agent", version="0.1.0")
 #: run_tests may run for its full 600 s default, plus start-up.
 READ_TIMEOUT_S = 900.0
 
@@ -69,6 +72,7 @@ def skillbank_toolset(
         id="skillbank",
         tool_error_behavior="failed",
         process_tool_call=process_tool_call,
+        client_info=CLIENT,
         init_timeout=120.0,
         read_timeout=READ_TIMEOUT_S,
     )

@@ -32,6 +32,47 @@ def _unreachable(error: str | None, spec: str) -> str | None:
     return f"could not reach the model {spec!r} at {where}: {error.splitlines()[0]}; check {variable}"
 
 
+def _check_reachable(result: Any, spec: str) -> None:
+    hint = _unreachable(result.error, spec) if result.requests <= 1 else None
+    if hint:
+        fail(hint)
+
+
+def _line(result: Any) -> str:
+    tests_line = f"{result.tests.passed}/{result.tests.total} tests pass" if result.tests else "tests never ran"
+    return (
+        f"{result.outcome}: reward {result.reward:.2f}, {tests_line}, {result.tokens} tokens, "
+        f"{result.requests} requests, {result.wall_s:.1f} s, trajectory {result.trajectory_id}"
+    )
+
+
+def _report_candidates(picked: Any, spec: str, as_json: bool) -> None:
+    from agent.candidates import table
+
+    rows = table(picked)
+    for attempt in picked.attempts:
+        if attempt.result is not None and attempt.result.error:
+            _check_reachable(attempt.result, spec)
+    winner = picked.winner
+    if as_json:
+        summary = _summary(winner) if winner is not None else {"outcome": "failure"}
+        typer.echo(json.dumps({**summary, "best": picked.best, "applied_files": picked.applied_files,
+                               "apply_error": picked.apply_error, "candidates": rows}))  # fmt: skip
+        return
+    typer.echo(f"{'':2}{'#':>2} {'reward':>6} {'tests':>7} {'tokens':>7} {'reqs':>4} {'diff':>5}  outcome")
+    for r in rows:
+        reward = f"{r['reward']:.2f}" if r["reward"] is not None else "-"
+        mark = "*" if r["best"] else " "
+        typer.echo(f"{mark:2}{r['attempt']:>2} {reward:>6} {r['tests']:>7} {r['tokens']:>7} {r['requests']:>4} "
+                   f"{r['diff_lines']:>5}  {r['outcome']}{' (' + r['error'] + ')' if r['error'] else ''}")  # fmt: skip
+    if picked.apply_error:
+        typer.echo(f"the best attempt ({picked.best}) could not be applied: {picked.apply_error}")
+    elif winner is not None:
+        applied = ", ".join(picked.applied_files) or "no changes"
+        typer.echo(f"applied attempt {picked.best}: {applied}")
+        typer.echo(_line(winner))
+
+
 def _summary(result: Any) -> dict[str, Any]:
     data = result.model_dump(mode="json", exclude={"final_diff", "message"})
     data["wall_s"] = round(result.wall_s, 2)
@@ -50,6 +91,8 @@ def agent(
     max_tokens: Annotated[int | None, typer.Option(min=1, help="Total tokens before stopping.")] = None,
     timeout: Annotated[float | None, typer.Option(min=1, help="Wall-clock seconds before stopping.")] = None,
     tests: Annotated[list[str] | None, typer.Option("--test", help="Test id to run (repeat; default: all).")] = None,
+    candidates: Annotated[int, typer.Option(min=1, max=32, help="Best-of-N attempts on isolated copies.")] = 1,
+    parallel: Annotated[int, typer.Option(min=1, max=32, help="Attempts run at once (with --candidates).")] = 1,
     stream: Annotated[bool, typer.Option(help="Stream model responses.")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON summary on stdout.")] = False,
 ) -> None:
@@ -73,6 +116,27 @@ def agent(
         def progress(line: str) -> None:
             typer.echo(f"  {line}", err=True)
 
+        if candidates > 1:
+            from agent.candidates import best_of_n
+
+            picked = anyio.run(
+                lambda: best_of_n(
+                    task,
+                    workspace,
+                    resolved,
+                    candidates,
+                    parallel=parallel,
+                    use_skills=not no_skills,
+                    limits=limits,
+                    server=server,
+                    progress=progress,
+                    stream=stream,
+                    tests=tests,
+                )
+            )
+            _report_candidates(picked, model, as_json)
+            won = picked.winner is not None and picked.winner.outcome == "success" and picked.apply_error is None
+            raise typer.Exit(0 if won else 1)
         result = anyio.run(
             lambda: solve(
                 task,
@@ -86,16 +150,10 @@ def agent(
                 tests=tests,
             )
         )
-    hint = _unreachable(result.error, model) if result.requests <= 1 else None
-    if hint:
-        fail(hint)
+    _check_reachable(result, model)
     if as_json:
         typer.echo(json.dumps(_summary(result)))
     else:
-        tests_line = f"{result.tests.passed}/{result.tests.total} tests pass" if result.tests else "tests never ran"
         typer.echo(result.message)
-        typer.echo(
-            f"{result.outcome}: reward {result.reward:.2f}, {tests_line}, {result.tokens} tokens, "
-            f"{result.requests} requests, {result.wall_s:.1f} s, trajectory {result.trajectory_id}"
-        )
+        typer.echo(_line(result))
     raise typer.Exit(0 if result.outcome == "success" else 1)

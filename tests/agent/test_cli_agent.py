@@ -110,3 +110,17 @@ def test_the_token_limit_ends_the_run_as_a_failure_naming_it(
     assert summary["outcome"] == "failure"
     assert summary["limit"] == "max_tokens"
     assert trajectories()[0]["outcome"] == "failure"
+
+
+def test_candidates_print_a_table_and_apply_the_best_attempt(
+    buggy_repo: Path, server, agent_env: dict[str, str]
+) -> None:
+    with chat_endpoint(SOLVE) as llm:
+        env = {**agent_env, "OPENAI_BASE_URL": f"{llm.url}/v1"}
+        out = run_agent(server, env, "fix add", "--workspace", str(buggy_repo), "--model", "openai:q", "--candidates",
+                        "2", "--parallel", "2", "--no-stream", timeout=240)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "*  1   1.00     2/2" in out.stdout
+    assert "   2   1.00     2/2" in out.stdout
+    assert "applied attempt 1: calc.py" in out.stdout
+    assert "a + b" in (buggy_repo / "calc.py").read_text()

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agent.run import Limits, solve
 from tests.agent.support import FIX, scripted
@@ -79,3 +81,20 @@ async def test_hitting_the_request_limit_ends_the_run_as_a_failure_that_names_it
     [traj] = trajectories()
     assert traj["outcome"] == "failure"
     assert "request limit" in traj["steps"][-1]["content"]
+
+
+async def test_the_timeout_ends_a_stuck_run_as_a_failure_that_names_it(buggy_repo: Path, server, trajectories) -> None:
+    never = anyio.Event()
+
+    async def stuck(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        await never.wait()
+        raise AssertionError("unreachable")
+
+    with anyio.fail_after(120):
+        result = await solve("fix add", buggy_repo, FunctionModel(stuck), server=server, limits=Limits(timeout_s=8))
+    assert result.outcome == "failure"
+    assert result.limit == "timeout"
+    assert "timeout (8.0 s)" in result.message
+    [traj] = trajectories()
+    assert traj["status"] == "closed"
+    assert traj["outcome"] == "failure"
