@@ -53,9 +53,7 @@ def distill(
             model_distiller = LLMDistiller(resolve_model(llm, os.environ), LLMDistillerConfig(token_budget=budget))
             merger = model_distiller.merge_texts if llm_merge else None
             distiller = model_distiller
-        store = SQLiteTrajectoryStore(path)
-        bank = open_bank_cli(settings)
-        try:
+        with SQLiteTrajectoryStore(path) as store, open_bank_cli(settings) as bank:
             outcomes = apply_outcomes(store, bank)
             with Progress(
                 SpinnerColumn(),
@@ -77,9 +75,6 @@ def distill(
                     progress=lambda n: progress.advance(task, n),
                 )
                 progress.update(task, total=progress.tasks[task].completed)
-        finally:
-            bank.close()
-            store.shutdown()
     typer.echo(
         f"outcomes: {outcomes.trajectories} closed trajectories counted, {outcomes.skills} skill(s) moved\n"
         + report.summary()

@@ -13,9 +13,9 @@ from rich.table import Table
 
 from mcp_server.cli.common import clean_errors, fail, load_settings, open_bank_cli
 from skills_store.catalog import Catalog
-from skills_store.search.filters import Filters
 from skills_store.jsonl import dump_skills, import_records, read_skill_records
 from skills_store.models import Skill
+from skills_store.search.filters import Filters
 
 if TYPE_CHECKING:
     from skills_store.bank import SkillBank
@@ -66,12 +66,9 @@ def import_(
     with clean_errors():
         if not path.exists():
             fail(f"{path}: no such file or directory")
-        bank = open_bank_cli(load_settings())
-        try:
+        with open_bank_cli(load_settings()) as bank:
             records = _load_skill_files(path, bank)
             added, updated = import_records(bank, records)
-        finally:
-            bank.close()
     typer.echo(f"imported {len(records)} skill(s) from {path}: {added} added, {updated} updated")
 
 
@@ -180,12 +177,8 @@ def search(
     mode: Annotated[Literal["hybrid", "vector", "keyword"], typer.Option()] = "hybrid",
 ) -> None:
     """Search the bank the way `search_skills` does (without counting uses)."""
-    with clean_errors():
-        bank = open_bank_cli(load_settings())
-        try:
-            hits = bank.search(query, k, mode=mode, count_use=False)
-        finally:
-            bank.close()
+    with clean_errors(), open_bank_cli(load_settings()) as bank:
+        hits = bank.search(query, k, mode=mode, count_use=False)
     for i, hit in enumerate(hits, 1):
         console.print(f"{i}. {hit.score:.3f} [bold]{hit.skill.title}[/bold] ({hit.skill.skill_id})")
         console.print(f"   {hit.skill.pattern}", markup=False)
@@ -200,12 +193,8 @@ def reindex(
     """Rebuild the catalog (keyword index, filters) from the Chroma store."""
     from mcp_server.services import open_bank
 
-    with clean_errors():
-        bank = open_bank(load_settings(), reembed=reembed)
-        try:
-            count = bank.rebuild_catalog()
-        finally:
-            bank.close()
+    with clean_errors(), open_bank(load_settings(), reembed=reembed) as bank:
+        count = bank.rebuild_catalog()
     typer.echo(f"reindexed {count} skill(s)" + (", re-embedded" if reembed else ""))
 
 
@@ -242,12 +231,8 @@ def prune(
         typer.echo(f"{len(candidates)} skill(s) would be pruned ({rule}); run with --apply to remove them")
         return
     path = archive or default_archive(settings.home)
-    with clean_errors():
-        bank = open_bank_cli(settings)
-        try:
-            removed = apply_prune(bank, candidates, path)
-        finally:
-            bank.close()
+    with clean_errors(), open_bank_cli(settings) as bank:
+        removed = apply_prune(bank, candidates, path)
     typer.echo(f"pruned {removed} skill(s) ({rule})" + (f"; archived to {path}" if removed else ""))
 
 
@@ -263,12 +248,8 @@ def dedupe(
 
     settings = load_settings()
     path = archive or default_archive(settings.home, "merged")
-    with clean_errors():
-        bank = open_bank_cli(settings)
-        try:
-            report = dedupe_bank(bank, config=MergeConfig(similarity=similarity), archive=path, apply=apply)
-        finally:
-            bank.close()
+    with clean_errors(), open_bank_cli(settings) as bank:
+        report = dedupe_bank(bank, config=MergeConfig(similarity=similarity), archive=path, apply=apply)
     for dropped, kept in report.merged:
         typer.echo(f"{dropped} -> {kept}")
     verb = "merged" if apply else "would merge"

@@ -146,9 +146,7 @@ def distill(settings: Settings, narrator: Narrator) -> list[str]:
     from skills_store.distill.runner import distill_pending
     from skills_store.trajectories.store import SQLiteTrajectoryStore
 
-    store = SQLiteTrajectoryStore(settings.home / "trajectories.db")
-    bank = open_bank(settings)
-    try:
+    with SQLiteTrajectoryStore(settings.home / "trajectories.db") as store, open_bank(settings) as bank:
         report = distill_pending(store, bank, HeuristicDistiller())
         narrator.step(report.summary())
         for skill_id in report.added:
@@ -160,16 +158,10 @@ def distill(settings: Settings, narrator: Narrator) -> list[str]:
                 markup=False,
             )
         return report.added
-    finally:
-        bank.close()
-        store.shutdown()
 
 
 def confidence_of(settings: Settings, skill_ids: list[str]) -> dict[str, float]:
     from skills_store.catalog import Catalog
 
-    catalog = Catalog(settings.home / "catalog.db", readonly=True)
-    try:
+    with Catalog(settings.home / "catalog.db", readonly=True) as catalog:
         return {s.skill_id: s.confidence for s in catalog.get(skill_ids)}
-    finally:
-        catalog.close()
