@@ -1,10 +1,14 @@
-"""Helpers shared by the CLI commands: settings loaded once, and errors printed without a traceback."""
+"""Helpers shared by the CLI commands: settings loaded once, errors printed without a traceback, a reader that
+goes away (`| head`) ending the command quietly, and torch kept to the cores this process may use."""
 
 from __future__ import annotations
 
+import math
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import typer
@@ -16,6 +20,7 @@ from skills_store.errors import SkillStoreError
 
 if TYPE_CHECKING:
     from skills_store.bank import SkillBank
+    from skills_store.catalog import Catalog
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -33,6 +38,20 @@ def load_settings() -> Settings:
         fail(f"invalid settings: {problems}")
 
 
+def reader_gone() -> NoReturn:
+    """stdout's reader closed the pipe (`skillbank ... | head`): stop writing and exit without a word.
+
+    Exit status 1, as Click (under typer) gives a broken pipe anywhere else in a command. stdout is pointed at
+    /dev/null first, so the interpreter's final flush cannot complain either.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file descriptor (a test runner's capture)
+        pass
+    raise typer.Exit(1)
+
+
 @contextmanager
 def clean_errors() -> Iterator[None]:
     """Our expected errors (bad input, bad configuration) end the command with a message, not a traceback."""
@@ -40,6 +59,8 @@ def clean_errors() -> Iterator[None]:
         yield
     except (SkillStoreError, SandboxError) as exc:
         fail(str(exc))
+    except BrokenPipeError:
+        reader_gone()
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         fail(f"{where}{exc.strerror or exc}")
@@ -47,8 +68,71 @@ def clean_errors() -> Iterator[None]:
         sys.exit(130)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity, and the cgroup's CPU quota when it has one."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return cores
+
+
+def cap_torch_threads() -> int:
+    """Keep torch's thread pool to `usable_cores()`.
+
+    Torch sizes its pool by the machine, not by what a container or `taskset` grants; more threads than cores
+    made `skills dedupe` 3x slower on a busy 2-core machine. Before torch is imported, the environment variable
+    it reads at start-up is set (an explicit OMP_NUM_THREADS wins); after, the pool is resized.
+    """
+    cores = usable_cores()
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        if torch.get_num_threads() > cores:
+            torch.set_num_threads(cores)
+    else:
+        os.environ.setdefault("OMP_NUM_THREADS", str(cores))
+    return cores
+
+
 def open_bank_cli(settings: Settings) -> SkillBank:
     """`services.open_bank`, imported only when a command needs the bank (torch and Chroma load with it)."""
     from mcp_server.services import open_bank
 
+    cap_torch_threads()
     return open_bank(settings)
+
+
+def no_bank(home: Path) -> str:
+    return (
+        f"no skill bank at {home} yet: `skillbank serve` or `skillbank skills import FILE` creates one "
+        "(seeded with the starter pack unless SKILLBANK_STARTER_SKILLS=0)"
+    )
+
+
+def bank_exists(settings: Settings) -> bool:
+    """Whether a bank was ever created here (or a Chroma server holds it); if not, say so on stderr.
+
+    Read-only commands never create a bank: on a fresh home they say this and exit 0 with nothing on stdout.
+    """
+    if settings.chroma_url is None and not (settings.home / "catalog.db").is_file():
+        typer.echo(f"skillbank: {no_bank(settings.home)}", err=True)
+        return False
+    return True
+
+
+def open_catalog(settings: Settings) -> Catalog | None:
+    """The catalog alone (list, show, export need no model and no Chroma); None, said on stderr, on a fresh home."""
+    from skills_store.catalog import Catalog
+
+    path = settings.home / "catalog.db"
+    if not path.is_file():
+        typer.echo(f"skillbank: {no_bank(settings.home)}", err=True)
+        return None
+    with clean_errors():
+        return Catalog(path, readonly=True)

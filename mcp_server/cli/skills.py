@@ -1,58 +1,85 @@
-"""`skillbank skills ...`: import, export, list, show, search, reindex, prune and dedupe the skill bank."""
+"""`skillbank skills ...`: import, export, list, show, search, reindex, prune and dedupe the skill bank.
+
+Only `import` creates a skill bank (seeded with the starter pack, as `skillbank serve` does). On a fresh data dir
+the read-only commands create nothing: `list`, `export`, `search`, `prune`, `dedupe` and `reindex` say on stderr
+that there is no bank yet and exit 0 with nothing on stdout; `show ID` is an input error (exit 2).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from mcp_server.cli.common import clean_errors, fail, load_settings, open_bank_cli
+from mcp_server.cli.common import bank_exists, clean_errors, fail, load_settings, open_bank_cli, open_catalog
+from mcp_server.cli.skills_upkeep import dedupe, prune, reindex
+from mcp_server.settings import Settings
 from skills_store.catalog import Catalog
 from skills_store.jsonl import dump_skills, import_records, read_skill_records
 from skills_store.models import Skill
 from skills_store.search.filters import Filters
 
-if TYPE_CHECKING:
-    from skills_store.bank import SkillBank
-
 app = typer.Typer(help="Manage the skill bank.", no_args_is_help=True)
 console = Console()
 
 
-def _catalog() -> Catalog:
-    """The catalog alone: list and show need no model and no Chroma."""
-    settings = load_settings()
-    path = settings.home / "catalog.db"
-    if not path.is_file():
-        fail(f"no skill bank at {settings.home} yet: run `skillbank serve` or `skillbank skills import FILE` first")
-    with clean_errors():
-        return Catalog(path, readonly=True)
+def _list_skills(settings: Settings, filters: Filters, limit: int) -> tuple[list[Skill], int]:
+    catalog = open_catalog(settings)
+    if catalog is None:
+        return [], 0
+    with contextlib.closing(catalog):
+        return catalog.list_skills(filters, limit=limit), catalog.count()
 
 
 def _table(skills: list[Skill]) -> Table:
-    table = Table("skill_id", "title", "confidence", "uses", "language", "tags", box=None)
+    """Ids are never cut: their column is as wide as the longest one, and the title gives way instead."""
+    table = Table(box=None)
+    table.add_column("skill_id", no_wrap=True, min_width=max((len(s.skill_id) for s in skills), default=8))
+    for name in ("title", "confidence", "uses", "language", "tags"):
+        table.add_column(name)
     for s in skills:
         table.add_row(s.skill_id, s.title, f"{s.confidence:.2f}", str(s.uses), s.language or "-", ",".join(s.tags))
     return table
 
 
-def _load_skill_files(path: Path, bank: SkillBank) -> list[dict]:
-    """Validated records from a JSONL file, or from SKILL.md folders (a skill folder or a folder of them)."""
+def _plain(*fields: str) -> str:
+    """One tab-separated line for a pipe: ids whole, no padding, no line breaks inside a field."""
+    return "\t".join(" ".join(f.split()) or "-" for f in fields)
+
+
+def _load_skill_files(path: Path, settings: Settings) -> list[dict]:
+    """Validated records from a JSONL file, or from SKILL.md folders (a skill folder or a folder of them).
+
+    Everything is validated before a bank is opened, so a refused file creates and seeds nothing and a huge line
+    is refused before the model loads. A line may name only some fields of a stored skill: those are looked up in
+    the catalog, or on a fresh home in the starter pack that opening the bank will seed.
+    """
     from skills_store.skill_md import read_skill_folders
+    from skills_store.starter import load_starter_pack
 
     if path.is_dir() or path.name == "SKILL.md":
         return [s.model_dump(mode="json") for s in read_skill_folders(path)]
+    path_db = settings.home / "catalog.db"
+    catalog = Catalog(path_db, readonly=True) if path_db.is_file() else None
+    seeded = {} if catalog or not settings.starter_skills else {s.skill_id: s for s in load_starter_pack()}
 
     def stored(skill_id: str) -> Skill | None:
-        found = bank.catalog.get([skill_id])
+        if catalog is None:
+            return seeded.get(skill_id)
+        found = catalog.get([skill_id])
         return found[0] if found else None
 
-    return read_skill_records(path, stored)
+    try:
+        return read_skill_records(path, stored)
+    finally:
+        if catalog is not None:
+            catalog.close()
 
 
 @app.command("import")
@@ -66,8 +93,9 @@ def import_(
     with clean_errors():
         if not path.exists():
             fail(f"{path}: no such file or directory")
-        with open_bank_cli(load_settings()) as bank:
-            records = _load_skill_files(path, bank)
+        settings = load_settings()
+        records = _load_skill_files(path, settings)
+        with open_bank_cli(settings) as bank:
             added, updated = import_records(bank, records)
     typer.echo(f"imported {len(records)} skill(s) from {path}: {added} added, {updated} updated")
 
@@ -98,11 +126,7 @@ def export(
     min_confidence: Annotated[float, typer.Option(min=0.0, max=1.0, help="Only skills at least this confident.")] = 0.0,
 ) -> None:
     """Write every skill as JSONL (re-importable with `skills import`) or as Agent Skills SKILL.md folders."""
-    catalog = _catalog()
-    try:
-        skills = catalog.list_skills(Filters(min_confidence=min_confidence), limit=10**9)
-    finally:
-        catalog.close()
+    skills, _ = _list_skills(load_settings(), Filters(min_confidence=min_confidence), 10**9)
     if format == "skill-md" or target is not None:
         from skills_store.skill_md import export_skills
 
@@ -113,7 +137,9 @@ def export(
         return
     text = dump_skills(skills)
     if out in (None, "-"):
-        sys.stdout.write(text)
+        with clean_errors():
+            sys.stdout.write(text)
+            sys.stdout.flush()
     else:
         with clean_errors():
             Path(out).write_text(text, encoding="utf-8")
@@ -128,19 +154,22 @@ def list_(
     limit: Annotated[int, typer.Option(min=1, help="At most this many.")] = 100,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
 ) -> None:
-    """List skills, highest confidence first."""
-    catalog = _catalog()
-    try:
-        filters = Filters(language=language, repo=repo, tags=tuple(t.lower() for t in tag or ()))
-        skills = catalog.list_skills(filters, limit=limit)
-        total = catalog.count()
-    finally:
-        catalog.close()
-    if as_json:
-        sys.stdout.write(dump_skills(skills))
+    """List skills, highest confidence first: a table on a terminal, tab-separated lines in a pipe."""
+    filters = Filters(language=language, repo=repo, tags=tuple(t.lower() for t in tag or ()))
+    skills, total = _list_skills(load_settings(), filters, limit)
+    if not total:
         return
-    console.print(_table(skills))
-    console.print(f"{len(skills)} shown of {total} skill(s)")
+    with clean_errors():
+        if as_json:
+            sys.stdout.write(dump_skills(skills))
+        elif not sys.stdout.isatty():  # a pipe gets data only: whole ids, one skill a line
+            for s in skills:
+                fields = (s.title, f"{s.confidence:.2f}", str(s.uses), s.language or "-", ",".join(s.tags))
+                typer.echo(_plain(s.skill_id, *fields))
+        else:
+            console.print(_table(skills))
+            console.print(f"{len(skills)} shown of {total} skill(s)")
+        sys.stdout.flush()
 
 
 @app.command("show")
@@ -149,11 +178,12 @@ def show(
     as_json: Annotated[bool, typer.Option("--json", help="Print the JSON record.")] = False,
 ) -> None:
     """Show one skill in full."""
-    catalog = _catalog()
-    try:
+    settings = load_settings()
+    catalog = open_catalog(settings)
+    if catalog is None:
+        fail(f"no skill with id {skill_id!r}: there is no skill bank at {settings.home} yet")
+    with contextlib.closing(catalog):
         found = catalog.get([skill_id])
-    finally:
-        catalog.close()
     if not found:
         fail(f"no skill with id {skill_id!r}; `skillbank skills list` shows the ids")
     skill = found[0]
@@ -177,7 +207,10 @@ def search(
     mode: Annotated[Literal["hybrid", "vector", "keyword"], typer.Option()] = "hybrid",
 ) -> None:
     """Search the bank the way `search_skills` does (without counting uses)."""
-    with clean_errors(), open_bank_cli(load_settings()) as bank:
+    settings = load_settings()
+    if not bank_exists(settings):
+        return
+    with clean_errors(), open_bank_cli(settings) as bank:
         hits = bank.search(query, k, mode=mode, count_use=False)
     for i, hit in enumerate(hits, 1):
         console.print(f"{i}. {hit.score:.3f} [bold]{hit.skill.title}[/bold] ({hit.skill.skill_id})")
@@ -186,74 +219,6 @@ def search(
         typer.echo("no skills matched")
 
 
-@app.command("reindex")
-def reindex(
-    reembed: Annotated[bool, typer.Option(help="Also embed every skill again (after changing the embedder).")] = False,
-) -> None:
-    """Rebuild the catalog (keyword index, filters) from the Chroma store."""
-    from mcp_server.services import open_bank
-
-    with clean_errors(), open_bank(load_settings(), reembed=reembed) as bank:
-        count = bank.rebuild_catalog()
-    typer.echo(f"reindexed {count} skill(s)" + (", re-embedded" if reembed else ""))
-
-
-@app.command("prune")
-def prune(
-    apply: Annotated[bool, typer.Option("--apply", help="Remove them (default: only report).")] = False,
-    days: Annotated[
-        int | None, typer.Option(min=1, help="Unused for this many days (default: SKILLBANK_PRUNE_UNUSED_DAYS).")
-    ] = None,
-    below: Annotated[float, typer.Option(min=0.01, max=1.0, help="Confidence under this.")] = 0.5,
-    archive: Annotated[
-        Path | None, typer.Option(help="Archive JSONL (default: <home>/archive/pruned-<time>.jsonl).")
-    ] = (None),
-) -> None:
-    """Remove skills under 0.5 confidence that nobody used for N days. Dry run by default; archived before removal."""
-    from skills_store.prune import apply_prune, default_archive, plan_prune
-
-    settings = load_settings()
-    unused = days or settings.prune_unused_days
-    catalog = _catalog()
-    try:
-        with clean_errors():
-            candidates = plan_prune(catalog, unused_days=unused, below=below)
-    finally:
-        catalog.close()
-    table = Table("skill_id", "title", "confidence", "uses", "idle days", box=None)
-    for c in candidates:
-        s = c.skill
-        table.add_row(s.skill_id, s.title, f"{s.confidence:.2f}", str(s.uses), f"{c.idle_days:.0f}")
-    if candidates:
-        console.print(table)
-    rule = f"confidence < {below} and unused for {unused} days"
-    if not apply:
-        typer.echo(f"{len(candidates)} skill(s) would be pruned ({rule}); run with --apply to remove them")
-        return
-    path = archive or default_archive(settings.home)
-    with clean_errors(), open_bank_cli(settings) as bank:
-        removed = apply_prune(bank, candidates, path)
-    typer.echo(f"pruned {removed} skill(s) ({rule})" + (f"; archived to {path}" if removed else ""))
-
-
-@app.command("dedupe")
-def dedupe(
-    apply: Annotated[bool, typer.Option("--apply", help="Merge them (default: only report).")] = False,
-    similarity: Annotated[float, typer.Option(min=0.5, max=1.0, help="Cosine similarity to merge at.")] = 0.85,
-    archive: Annotated[Path | None, typer.Option(help="Archive JSONL for the merged-away copies.")] = None,
-) -> None:
-    """Merge near-duplicate skills (same scope and error type): sources united, counters summed, nothing lost."""
-    from skills_store.distill.merge import MergeConfig, dedupe_bank
-    from skills_store.prune import default_archive
-
-    settings = load_settings()
-    path = archive or default_archive(settings.home, "merged")
-    with clean_errors(), open_bank_cli(settings) as bank:
-        report = dedupe_bank(bank, config=MergeConfig(similarity=similarity), archive=path, apply=apply)
-    for dropped, kept in report.merged:
-        typer.echo(f"{dropped} -> {kept}")
-    verb = "merged" if apply else "would merge"
-    typer.echo(
-        f"{verb} {len(report.merged)} duplicate(s)"
-        + (f"; copies archived to {path}" if apply and report.merged else "")
-    )
+app.command("reindex")(reindex)
+app.command("prune")(prune)
+app.command("dedupe")(dedupe)

@@ -90,14 +90,88 @@ def test_a_line_that_leaves_fields_out_keeps_the_stored_values(home: Path, tmp_p
     assert shown["tags"] == ["python"]
 
 
-def test_show_of_an_unknown_id_and_list_without_a_bank_say_what_to_do(home: Path) -> None:
+def test_a_fresh_home_lists_exports_and_searches_nothing_and_creates_nothing(home: Path) -> None:
     app = build_app()
-    empty = runner.invoke(app, ["skills", "list"])
-    assert empty.exit_code == 2
-    assert "no skill bank" in empty.output
+    for command in (["list"], ["list", "--json"], ["export"], ["search", "KeyError"], ["prune"], ["dedupe"]):
+        result = runner.invoke(app, ["skills", *command])
+        assert result.exit_code == 0, (command, result.output)
+        assert result.stdout == "", command
+        assert "no skill bank at" in result.stderr
+        assert "skills import FILE` creates one" in result.stderr
+    shown = runner.invoke(app, ["skills", "show", "sk-1"])
+    assert shown.exit_code == 2
+    assert "no skill with id 'sk-1': there is no skill bank at" in shown.stderr
     missing = runner.invoke(app, ["skills", "import", "/nonexistent/file.jsonl"])
     assert missing.exit_code == 2
     assert "no such file" in missing.output
+    assert list(home.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "{not json\n",
+        line(confidence=7) + "\n",
+        json.dumps({"skill_id": "sk-9", "title": "t", "pattern": "p", "strategy": "x" * 2_000_000}) + "\n",
+    ],
+    ids=["bad JSON", "bad field", "a 2 MB line"],
+)
+def test_a_refused_import_on_a_fresh_home_creates_and_seeds_nothing(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, content: str
+) -> None:
+    monkeypatch.setenv("SKILLBANK_STARTER_SKILLS", "true")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(line(skill_id="sk-ok") + "\n" + content)
+    result = runner.invoke(build_app(), ["skills", "import", str(bad)])
+    assert result.exit_code == 2, result.output
+    assert "line 2:" in result.stderr
+    assert list(home.iterdir()) == []  # no store opened: no model loaded, nothing seeded
+
+
+def test_on_a_fresh_home_a_line_may_name_only_some_fields_of_a_starter_skill(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skills_store.starter import load_starter_pack
+
+    monkeypatch.setenv("SKILLBANK_STARTER_SKILLS", "true")
+    starter = load_starter_pack()[0]
+    partial = tmp_path / "partial.jsonl"
+    partial.write_text(json.dumps({"skill_id": starter.skill_id, "tags": ["python", "reviewed"]}) + "\n")
+    app = build_app()
+    result = runner.invoke(app, ["skills", "import", str(partial)])
+    assert result.exit_code == 0, result.output
+    shown = json.loads(runner.invoke(app, ["skills", "show", starter.skill_id, "--json"]).stdout)
+    assert shown["tags"] == ["python", "reviewed"]
+    assert shown["strategy"] == starter.strategy
+
+
+def test_list_in_a_pipe_prints_whole_ids_one_skill_a_line(home: Path, tmp_path: Path) -> None:
+    long_id = "starter-attribute-error-on-none-returned-by-a-function-that-found-nothing-to-return"
+    source = tmp_path / "skills.jsonl"
+    source.write_text(line(skill_id=long_id, title="A title\twith a tab " + "and words " * 12) + "\n" + line() + "\n")
+    app = build_app()
+    assert runner.invoke(app, ["skills", "import", str(source)]).exit_code == 0
+    listed = runner.invoke(app, ["skills", "list"])
+    assert listed.exit_code == 0
+    rows = [row.split("\t") for row in listed.stdout.splitlines()]
+    assert sorted(r[0] for r in rows) == ["sk-1", long_id]
+    assert all(len(r) == 6 for r in rows)
+    assert "…" not in listed.stdout
+    assert runner.invoke(app, ["skills", "show", rows[0][0]]).exit_code == 0
+
+
+def test_the_terminal_table_never_cuts_an_id_even_when_narrow() -> None:
+    from rich.console import Console
+
+    from mcp_server.cli.skills import _table
+    from skills_store.models import Skill
+
+    long_id = "starter-attribute-error-on-none-returned-by-a-function"
+    skill = Skill(skill_id=long_id, title="AttributeError: 'NoneType' object has no attribute 'x'", pattern="p",
+                  strategy="s", confidence=0.5, tags=["python", "none"])  # fmt: skip
+    console = Console(width=60, record=True, force_terminal=True)
+    console.print(_table([skill]))
+    assert long_id in console.export_text()
 
 
 def test_export_to_an_unwritable_place_is_a_clean_error(home: Path, tmp_path: Path) -> None:
