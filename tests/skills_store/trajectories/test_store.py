@@ -21,8 +21,24 @@ def store(tmp_path: Path):
         yield s
 
 
-def test_store_satisfies_the_protocol(store: SQLiteTrajectoryStore) -> None:
-    assert isinstance(store, TrajectoryStore)
+def _one_session(store: TrajectoryStore) -> str:
+    """A whole session through the protocol alone, as the MCP adapter and the distiller use it."""
+    tid = store.create(task="fix the parser", source="mcp:test").trajectory_id
+    store.append(tid, [Step(kind="thought", content="read the traceback")])
+    store.link_skills(tid, ["sk-2", "sk-1", "sk-2"])
+    store.update(tid, reward=1.0)
+    store.close(tid, "success")
+    return tid
+
+
+def test_a_session_goes_through_the_protocol_from_create_to_processed(store: SQLiteTrajectoryStore) -> None:
+    tid = _one_session(store)
+    traj = store.get(tid)
+    assert (traj.status, traj.outcome, traj.reward, traj.skills_shown) == ("closed", "success", 1.0, ["sk-2", "sk-1"])
+    assert [t.trajectory_id for t in store.pending_for("heuristic")] == [tid]
+    store.mark_processed([tid], "heuristic")
+    assert store.pending_for("heuristic") == []
+    assert [t.trajectory_id for t in store.pending_for("outcomes")] == [tid]  # each distiller keeps its own marks
 
 
 def test_appended_steps_come_back_in_order_with_indices_and_timestamps(store: SQLiteTrajectoryStore) -> None:
