@@ -39,6 +39,16 @@ def posterior_confidence(prior: float, successes: int, failures: int, strength: 
     return alpha / (alpha + beta)
 
 
+class EditRewrite(BaseModel):
+    """One token rewrite a lesson teaches, the user's identifiers as placeholders: `time.clock()` ->
+    `time.perf_counter()`. Merging compares them; an empty side means a line added or removed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    before: str = Field(default="", max_length=300)
+    after: str = Field(default="", max_length=300)
+
+
 class Skill(BaseModel):
     """A distilled lesson: when you see `pattern`, do `strategy`."""
 
@@ -61,6 +71,8 @@ class Skill(BaseModel):
     repo: str | None = Field(default=None, max_length=200)
     sources: list[str] = Field(default_factory=list)
     """Trajectory ids (or other provenance) the lesson was learned from."""
+    rule: list[EditRewrite] = Field(default_factory=list, max_length=3)
+    """The edit rule the strategy leads with, learned from the fixing patches (leading rewrite first); may be empty."""
     uses: int = Field(default=0, ge=0)
     """How many times the skill was returned to an agent."""
     successes: int = Field(default=0, ge=0)

@@ -42,6 +42,8 @@ class FileDelta:
     """Functions or classes the hunks are in (from hunk headers and the changed lines)."""
     pairs: list[tuple[str, str]] = field(default_factory=list)
     """(removed, added) lines that replaced each other, in order."""
+    blocks: list[tuple[list[str], list[str]]] = field(default_factory=list)
+    """Each run of removed lines with the run of added lines that replaced it (either may be empty)."""
 
 
 @dataclass
@@ -142,6 +144,8 @@ def _add_lines(delta: FileDelta, ops: list[tuple[str, str]]) -> None:
 
     def pair_up() -> None:
         delta.pairs.extend(zip(removed_run, added_run, strict=False))
+        if removed_run or added_run:
+            delta.blocks.append((list(removed_run), list(added_run)))
         removed_run.clear()
         added_run.clear()
 
@@ -267,6 +271,7 @@ def summarise(edits: Sequence[Edit]) -> ChangeSummary:
             current.added += delta.added
             current.removed += delta.removed
             current.pairs += delta.pairs
+            current.blocks += delta.blocks
             current.places += [p for p in delta.places if p not in current.places]
     files = list(merged.values())
     kinds, details = _kinds(files)

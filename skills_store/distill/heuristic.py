@@ -22,11 +22,14 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from skills_store.distill import lesson
 from skills_store.distill.changes import KIND_PHRASES, ChangeSummary, summarise
 from skills_store.distill.episodes import FixEpisode, Pitfall, episodes, language_of
+from skills_store.distill.names import Names
+from skills_store.distill.rules import Rewrite, derive
 from skills_store.distill.runner import DistillResult
-from skills_store.distill.signature import ErrorSignature
-from skills_store.models import TAG_RE, Skill, Trajectory
+from skills_store.distill.signature import ErrorSignature, specific
+from skills_store.models import TAG_RE, EditRewrite, Skill, Trajectory
 from skills_store.truncate import truncate_text
 
 PITFALL_PRIOR = 0.25
@@ -95,15 +98,20 @@ class HeuristicDistiller:
 
     def distill_one(self, traj: Trajectory) -> list[Skill]:
         fixes, pitfalls = episodes(traj)
+        if not fixes and not pitfalls:
+            return []
+        names = lesson.trajectory_names(traj)
         grouped: dict[tuple[str, tuple[int, ...]], list[FixEpisode]] = {}
         for fix in fixes:
             if fix.failure.signature is not None:
                 key = (fix.failure.signature.text, tuple(e.index for e in fix.edits))
                 grouped.setdefault(key, []).append(fix)
-        out = [self._fix_skill(traj, group) for group in grouped.values()]
+        out = [self._fix_skill(traj, group, names) for group in grouped.values()]
         seen: set[str] = set()
         for pit in pitfalls:
             sig = pit.failure.signature
+            if sig is not None:
+                sig = specific(sig, names)
             if sig is not None and sig.text not in seen:
                 seen.add(sig.text)
                 out.append(self._pitfall_skill(traj, sig, pit))
@@ -123,11 +131,14 @@ class HeuristicDistiller:
             p -= c.noisy_penalty
         return round(min(0.80, max(0.30, p)), 4)
 
-    def _fix_skill(self, traj: Trajectory, group: list[FixEpisode]) -> Skill:
+    def _fix_skill(self, traj: Trajectory, group: list[FixEpisode], names: Names) -> Skill:
         fix = group[0]
-        sig = fix.failure.signature
-        assert sig is not None  # grouped only when a signature exists
+        assert fix.failure.signature is not None  # grouped only when a signature exists
+        sig = specific(fix.failure.signature, names)
         change = summarise(fix.edits)
+        rewrites = derive(change.files, names, sig.example)
+        if rewrites:
+            return self._lesson_skill(traj, fix, sig, change, rewrites)
         lead = KIND_PHRASES[change.kinds[0]]
         where = _where(change)
         tests = sorted({f.failure.test_id for f in group if f.failure.test_id})
@@ -154,6 +165,28 @@ class HeuristicDistiller:
             prior=self.prior(traj, fix, change),
             tags=[sig.exc_type, *change.kinds],
             paths=change.paths,
+        )
+
+    def _lesson_skill(
+        self, traj: Trajectory, fix: FixEpisode, sig: ErrorSignature, change: ChangeSummary, rewrites: list[Rewrite]
+    ) -> Skill:
+        """A fix with an edit rule: the rule, why, and this trajectory's instance as the first example."""
+        rule = [EditRewrite(before=rw.before, after=rw.after) for rw in rewrites]
+        verified = "the whole test suite" if fix.verified_by.scope is None else "the selected tests"
+        advice = ADVICE.get(sig.exc_type, f"{sig.exc_type} was raised where the rule's left side was.")
+        why = f"{advice} Applying the rewrite removed `{sig.example[:160]}`; {verified} passed afterwards."
+        examples = [lesson.example_line(rw, traj.trajectory_id) for rw in rewrites[:1]]
+        tag = lesson.lesson_tag(sig.text, rule)
+        return self._skill(
+            traj,
+            skill_id=_skill_id(traj.trajectory_id, sig.text, rule[0].before, rule[0].after),
+            title=lesson.title_for(sig.exc_type, rule),
+            pattern=sig.text,
+            strategy=lesson.render(rule, why, examples),
+            prior=self.prior(traj, fix, change),
+            tags=[sig.exc_type, *change.kinds, *([tag] if tag else []), "lesson"],
+            paths=change.paths,
+            rule=rule,
         )
 
     def _pitfall_skill(self, traj: Trajectory, sig: ErrorSignature, pit: Pitfall) -> Skill:
@@ -192,6 +225,7 @@ class HeuristicDistiller:
         tags: list[str],
         paths: list[str],
         prior: float,
+        rule: list[EditRewrite] | None = None,
     ) -> Skill:
         language = language_of(paths) or ("python" if _ran_pytest(traj) else None)
         all_tags = [t for t in (_tag(x) for x in [*self.config.tags, *tags, language or ""]) if t]
@@ -206,6 +240,7 @@ class HeuristicDistiller:
             language=language,
             repo=traj.repo,
             sources=[traj.trajectory_id],
+            rule=rule or [],
         )
 
 

@@ -1,11 +1,16 @@
 """Merging near-duplicate skills into one, never losing a lesson.
 
-Two skills are copies of one lesson when they are in the same scope (language and repo), name the same error type
-in their patterns, are both pitfalls or both fixes, and their documents have a cosine similarity of at least
-`MergeConfig.similarity`. Their merge keeps the better-supported strategy (more sources and net successes), or
-the text an LLM merger writes; unites the sources and tags; sums uses, successes and failures; and pools the priors
-(weighted by the number of sources). A strategy that differs from the one kept is appended as an alternative while
-it fits, so what either copy taught stays readable.
+Two lessons with an edit rule (see `lesson`) are one when their signatures (patterns) and their leading rewrites
+agree, whatever repo, file or variable names they came from; the same exception type with another rule stays
+apart. They are found by their `lesson-<hash>` tag, and their merge keeps one strategy with the other copy's
+examples added (at most `lesson.MAX_EXAMPLES`) and every source; a merge across repos has no repo.
+
+Skills without a rule (case notes, pitfalls, imported skills) are copies of one lesson when they are in the same
+scope (language and repo), name the same error type in their patterns, are both pitfalls or both fixes, and their
+documents have a cosine similarity of at least `MergeConfig.similarity`. Their merge keeps the better-supported
+strategy (more sources and net successes), or the text an LLM merger writes; unites the sources and tags; sums uses,
+successes and failures; and pools the priors (weighted by the number of sources). A strategy that differs from the
+one kept is appended as an alternative while it fits, so what either copy taught stays readable.
 
 Safety: a draft merged into a stored skill deletes nothing. `dedupe_bank` merging two stored skills writes the
 survivor (under its own id, with both copies' sources) and reads it back before the other copy is archived and
@@ -22,10 +27,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, Field
 
+from skills_store.distill import lesson
 from skills_store.distill.changes import similarity
 from skills_store.distill.signature import error_type
 from skills_store.errors import SkillStoreError
 from skills_store.models import Skill, utcnow
+from skills_store.search.filters import Filters
 
 if TYPE_CHECKING:
     from skills_store.bank import SkillBank
@@ -61,7 +68,11 @@ def support(skill: Skill) -> float:
 
 
 def same_lesson_kind(a: Skill, b: Skill) -> bool:
-    """Same scope, same error type, both pitfalls or both not: the preconditions for a merge."""
+    """Two lessons with rules: the same signature and leading rewrite. Otherwise: same scope, same error type, both
+    pitfalls or both not (the preconditions for a merge by similarity)."""
+    by_rule = lesson.same_rule(a, b)
+    if by_rule is not None:
+        return by_rule and ("pitfall" in a.tags) == ("pitfall" in b.tags)
     return (
         (a.language, a.repo) == (b.language, b.repo)
         and error_type(a.pattern) == error_type(b.pattern)
@@ -73,9 +84,13 @@ def combine(first: Skill, second: Skill, *, config: MergeConfig | None = None, m
     """One skill out of two copies of a lesson. It keeps `first`'s id (the stored copy); see the module doc."""
     config = config or MergeConfig()
     keep, other = (first, second) if support(first) >= support(second) else (second, first)
+    one_rule = bool(lesson.same_rule(first, second))
     texts = merger(keep, other) if merger is not None else None
     if texts is not None:
         title, strategy = texts
+    elif one_rule:
+        title = keep.title
+        strategy = lesson.with_examples(keep.strategy, lesson.examples_of(other.strategy))
     else:
         title, strategy = keep.title, keep.strategy
         if similarity(keep.strategy, other.strategy) < config.same_text and other.strategy[:200] not in strategy:
@@ -98,6 +113,8 @@ def combine(first: Skill, second: Skill, *, config: MergeConfig | None = None, m
             "failures": first.failures + second.failures,
             "created_at": min(first.created_at, second.created_at),
             "updated_at": utcnow(),
+            "repo": first.repo if first.repo == second.repo else None,
+            "rule": keep.rule or other.rule,
         }
     )
     merged = Skill.model_validate(merged.model_dump())
@@ -106,7 +123,14 @@ def combine(first: Skill, second: Skill, *, config: MergeConfig | None = None, m
 
 
 def find_duplicate(bank: SkillBank, skill: Skill, config: MergeConfig) -> Skill | None:
-    """The stored skill `skill` is a copy of, if any (the most similar one that qualifies)."""
+    """The stored skill `skill` is a copy of, if any: the one with its lesson tag, else the most similar one that
+    qualifies."""
+    tag = lesson.lesson_tag_of(skill)
+    if tag is not None:
+        for other in bank.list_skills(Filters(tags=(tag,)), limit=config.candidates + 1):
+            if other.skill_id != skill.skill_id and same_lesson_kind(other, skill):
+                return other
+        return None
     for hit in bank.similar(skill, k=config.candidates):
         if hit.score >= config.similarity and same_lesson_kind(hit.skill, skill):
             return hit.skill
@@ -164,6 +188,8 @@ def _in_batch_duplicate(
     for skill_id, skill in new.items():
         if not same_lesson_kind(skill, draft):
             continue
+        if lesson.same_rule(skill, draft):
+            return skill
         score = float(vectors[skill_id] @ vector)
         if score >= config.similarity and (best is None or score > best[0]):
             best = (score, skill)

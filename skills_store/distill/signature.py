@@ -7,7 +7,14 @@ Two failures with the same signature are the same kind of problem in different c
     FileNotFoundError: [Errno 2] No such file: '/tmp/x.csv' -> FileNotFoundError: [Errno <n>] No such file: '<path>'
     assert 3 == 4                                          -> AssertionError: assert <n> == <n>
 
-The abstraction is deliberately coarse: it keeps the words that say what went wrong and drops what says where.
+The abstraction keeps what identifies the failure and drops what says where it happened: the exception type, the
+message template, and the names that are not the user's own (library modules, their attributes, builtins and
+their methods, decided by `names.Names`) stay; the user's identifiers, paths, numbers and literals become
+placeholders. `collections.abc` names are grouped as `<ABC>`:
+
+    module 'collections' has no attribute 'Mapping'  -> module 'collections' has no attribute '<ABC>'
+    'dict' object has no attribute 'iteritems'       -> (unchanged)
+    'Cart' object has no attribute 'totl'            -> '<name>' object has no attribute '<name>'
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from dataclasses import dataclass
 from sandbox.errorlines import last_error_line, parse_error_line
 from sandbox.testing.models import TestCase
 from sandbox.testing.results import exception_line
+from skills_store.distill.names import ABC_NAMES, Names
 
 #: Longest message kept in a signature (after abstraction); longer ones are cut at a word boundary.
 MAX_SIGNATURE_CHARS = 240
@@ -29,6 +37,7 @@ _PYTEST_SUMMARY_RE = re.compile(r"^(?:FAILED|ERROR) (\S+)(?: - (.*))?$")
 # Order matters: the specific shapes first, then quoted strings, then bare paths and numbers.
 _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"<([A-Za-z_][\w.]*) object at 0x[0-9a-fA-F]+>"), r"<\1 object>"),
+    (re.compile(r"<(function|bound method|coroutine object|generator object) [\w.<>]+ at 0x[0-9a-fA-F]+>"), r"<\1>"),
     (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
     (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ][\d:.]+(?:[+-]\d{2}:?\d{2}|Z)?"), "<datetime>"),
@@ -58,15 +67,110 @@ class ErrorSignature:
         return f"{self.exc_type}: {self.message}" if self.message else self.exc_type
 
 
-def abstract_message(message: str) -> str:
-    """The message with names, paths, numbers and addresses replaced by placeholders."""
+#: Message templates whose quoted (or called) names have a known role; see `_slot`.
+_TEMPLATES: list[tuple[re.Pattern[str], tuple[str, ...]]] = [
+    (re.compile(r"module '([\w.]+)' has no attribute '(\w+)'"), ("module", "attr")),
+    (re.compile(r"type object '([\w.]+)' has no attribute '(\w+)'"), ("type", "attr")),
+    (re.compile(r"'([\w.]+)' object has no attribute '(\w+)'"), ("type", "attr")),
+    (re.compile(r"cannot import name '(\w+)' from '([\w.]+)'"), ("attr-of-next", "module")),
+    (re.compile(r"No module named '([\w.]+)'"), ("module",)),
+    (re.compile(r"name '(\w+)' is not defined"), ("name",)),
+    (re.compile(r"(?<![\w.])([A-Za-z_][\w.]*)\(\) (?:got an unexpected keyword argument '(\w+)'|got multiple|takes|"
+                r"missing)"), ("call", "attr")),
+    (re.compile(r"'([\w.]+)' object is not (?:callable|subscriptable|iterable|an iterator)"), ("type",)),
+    (re.compile(r"passed to ([A-Za-z_][\w.]*): (\w+)"), ("call", "attr")),
+]  # fmt: skip
+_QUOTED_NAME_RE = re.compile(r"(['\"])([A-Za-z_][\w.]*)\1")
+_KEEP = "\x00K{}\x01"
+_KEPT_RE = re.compile("\x00K(\\d+)\x01")
+
+
+def _slot(kind: str, value: str, owner_kept: bool | None, owner: str, names: Names) -> str | None:
+    """What a name in a template slot becomes: itself (kept), `<ABC>`, or None (the user's: a placeholder)."""
+    if kind == "module":
+        return value if names.is_module(value) else None
+    if kind == "type":
+        return value if names.is_known_type(value) else None
+    if kind == "name":
+        return value if names.is_known(value) else None
+    if kind == "call":
+        root = value.split(".", 1)[0]
+        return None if names.is_user(root) or names.is_user(value.rsplit(".", 1)[-1]) else value
+    if not owner_kept:
+        return None
+    if value in ABC_NAMES and owner.split(".", 1)[0] == "collections":
+        return "<ABC>"
+    return value
+
+
+def _protect(text: str, names: Names, kept: list[str], *, literal: bool = False) -> str:
+    """Replace the names that stay with sentinels (so the generic rules leave them) and the user's with `<name>`."""
+
+    def keep(value: str) -> str:
+        kept.append(value)
+        return _KEEP.format(len(kept) - 1)
+
+    for pattern, kinds in _TEMPLATES:
+
+        def sub(match: re.Match[str], kinds: tuple[str, ...] = kinds) -> str:
+            values = list(match.groups())
+            order = range(len(kinds) - 1, -1, -1) if kinds[0] == "attr-of-next" else range(len(kinds))
+            decided: dict[int, str | None] = {}
+            for i in order:
+                if values[i] is None:
+                    continue
+                kind = "attr" if kinds[i] == "attr-of-next" else kinds[i]
+                owner_index = i + 1 if kinds[i] == "attr-of-next" else i - 1
+                owner = values[owner_index] if 0 <= owner_index < len(values) and values[owner_index] else ""
+                decided[i] = _slot(kind, values[i], decided.get(owner_index) is not None, owner or "", names)
+            text, out, pos = match.string, [], match.start()
+            for i, value in enumerate(values):
+                if value is None:
+                    continue
+                start, end = match.span(i + 1)
+                quote = ""
+                if start > match.start() and text[start - 1] in "'\"" and text[end : end + 1] == text[start - 1]:
+                    quote, start, end = text[start - 1], start - 1, end + 1
+                out.append(text[pos:start])
+                result = decided.get(i)
+                out.append(keep(quote + (result if result is not None else "<name>") + quote))
+                pos = end
+            out.append(text[pos : match.end()])
+            return "".join(out)
+
+        text = pattern.sub(sub, text)
+
+    def quoted(match: re.Match[str]) -> str:
+        value = match.group(2)
+        if names.is_known(value) or names.is_known_type(value):
+            return keep(match.group(0))
+        return match.group(0)
+
+    return text if literal else _QUOTED_NAME_RE.sub(quoted, text)
+
+
+def abstract_message(message: str, names: Names | None = None, *, literal: bool = False) -> str:
+    """The message with the user's names, paths, numbers and addresses replaced by placeholders (module doc).
+
+    `names` says which names are the user's own; without it only the standard library and builtins are known.
+    With `literal` (a `KeyError`, whose message is the missing key) no quoted value is kept outside a template.
+    """
     text = " ".join(message.split())
+    kept: list[str] = []
+    text = _protect(text, names or Names(), kept, literal=literal)
     for pattern, repl in _RULES:
         text = pattern.sub(repl, text)
+    text = _KEPT_RE.sub(lambda m: kept[int(m.group(1))], text)
     if len(text) > MAX_SIGNATURE_CHARS:
         cut = text.rfind(" ", 0, MAX_SIGNATURE_CHARS)
         text = text[: cut if cut > MAX_SIGNATURE_CHARS // 2 else MAX_SIGNATURE_CHARS] + " ..."
     return text
+
+
+def specific(sig: ErrorSignature, names: Names) -> ErrorSignature:
+    """`sig` abstracted again from its example line, now knowing the user's own names."""
+    again = from_error_line(sig.example, sig.location, names)
+    return again if again is not None else sig
 
 
 def error_type(text: str) -> str | None:
@@ -75,7 +179,7 @@ def error_type(text: str) -> str | None:
     return found.type if found else None
 
 
-def from_error_line(line: str, location: str | None = None) -> ErrorSignature | None:
+def from_error_line(line: str, location: str | None = None, names: Names | None = None) -> ErrorSignature | None:
     """The signature of one `Type: message` line (or a bare `assert ...`); None when it is not an error line."""
     line = re.sub(r"^E\s+", "", " ".join(line.strip().split()))
     if not line:
@@ -85,7 +189,8 @@ def from_error_line(line: str, location: str | None = None) -> ErrorSignature | 
     found = parse_error_line(line)
     if found is None:
         return None
-    return ErrorSignature(found.type, abstract_message(found.message), line[:500], location)
+    message = abstract_message(found.message, names, literal=found.type == "KeyError")
+    return ErrorSignature(found.type, message, line[:500], location)
 
 
 def from_failure(test_id: str, message: str | None) -> ErrorSignature | None:

@@ -86,7 +86,7 @@ def test_only_the_failures_that_a_later_run_no_longer_reports_count_as_fixed(ste
     )
     skills = {s.pattern: s for s in HeuristicDistiller().distill([traj])}
     skill = skills["KeyError: '<name>'"]
-    assert skill.title == "KeyError: supply a default for a missing value"
+    assert skill.title == "KeyError: replace `<mapping>[...]` with `<mapping>.get(...)`"
     assert "default-value" in skill.tags
     assert "pitfall" in skills["ValueError: bad value"].tags
 
@@ -141,8 +141,9 @@ def test_an_added_import_is_recognised(steps) -> None:
         steps.run("passed"),
     )
     [skill] = HeuristicDistiller().distill([traj])
-    assert skill.title == "NameError: add the missing import"
-    assert "add `import json` to `report.py`" in skill.strategy
+    assert skill.title == "NameError: add `import json`"
+    assert skill.strategy.startswith("Rule: add `import json`")
+    assert "- added `import json` in `report.py` (traj-1)" in skill.strategy
 
 
 def test_a_declared_dependency_is_recognised(steps) -> None:
@@ -154,7 +155,7 @@ def test_a_declared_dependency_is_recognised(steps) -> None:
         steps.run("passed"),
     )
     [skill] = HeuristicDistiller().distill([traj])
-    assert skill.pattern == "ModuleNotFoundError: No module named '<name>'"
+    assert skill.pattern == "ModuleNotFoundError: No module named 'yaml'"
     assert "declare `PyYAML==6.0.2` in `requirements.txt`" in skill.strategy
 
 

@@ -11,7 +11,7 @@ from skills_store.distill.signature import abstract_message, error_type, from_er
     ("line", "expected"),
     [
         ("NameError: name 'itemz' is not defined", "NameError: name '<name>' is not defined"),
-        ("ModuleNotFoundError: No module named 'yaml'", "ModuleNotFoundError: No module named '<name>'"),
+        ("ModuleNotFoundError: No module named 'yaml'", "ModuleNotFoundError: No module named 'yaml'"),
         (
             "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/data/x.csv'",
             "FileNotFoundError: [Errno <n>] No such file or directory: '<path>'",

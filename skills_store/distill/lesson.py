@@ -1,0 +1,161 @@
+"""A lesson's shape, shared by both distillers and by merging: its names, its key, and its strategy text.
+
+A distilled fix becomes a *lesson*: the signature that identifies the failure (`signature.specific`), the edit rule
+learned from the patch (`rules.derive`), why it works, and up to `MAX_EXAMPLES` concrete instances with their
+sources. The strategy text is laid out so that a merge can add the other copy's examples to it:
+
+    Rule: `time.clock()` -> `time.perf_counter()`
+    Why: ...
+    Examples:
+    - `t0 = time.clock()` -> `t0 = time.perf_counter()` in `timer.py` (traj-1)
+
+Two drafts are one lesson when their signature and their leading rewrite agree (`lesson_key`); the key is carried
+as a `lesson-<hash>` tag so stored copies are found exactly, whatever repo, file or variable names they came from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from skills_store.distill.episodes import Edit, TestRun, events
+from skills_store.distill.names import Names, read_workspace_file
+from skills_store.distill.rules import Rewrite
+from skills_store.models import EditRewrite, Skill, Trajectory
+
+MAX_EXAMPLES = 3
+EXAMPLES_HEADER = "Examples:"
+LESSON_TAG_PREFIX = "lesson-"
+_DIFF_META = ("+++", "---", "@@", "diff ", "index ")
+
+
+def trajectory_names(traj: Trajectory) -> Names:
+    """The user's own names in `traj`: what its edits and failures show, and the touched files still on disk."""
+    names = Names()
+    touched: list[str] = []
+    for event in events(traj):
+        if isinstance(event, Edit):
+            touched += event.files
+            code = [
+                line[1:] for line in event.diff.splitlines() if line[:1] in "+- " and not line.startswith(_DIFF_META)
+            ]
+            names.add_code("\n".join(code))
+        elif isinstance(event, TestRun):
+            touched += [f.test_id.split("::", 1)[0] for f in event.failures if f.test_id]
+    for step in traj.steps:
+        if step.tool in ("run_tests", "Bash", "shell", "exec_command") and step.result is not None:
+            names.add_failure_text(str(step.result))
+    for path in dict.fromkeys(touched):
+        names.add_module_path(path)
+        text = read_workspace_file(traj.workspace, path)
+        if text is not None:
+            names.add_code(text)
+    return names.finish()
+
+
+def lesson_key(pattern: str, rule: Sequence[EditRewrite]) -> str | None:
+    """What makes two drafts one lesson: the signature and the leading rewrite (None without a rule)."""
+    if not rule:
+        return None
+    before, after = rule[0].before, rule[0].after
+    for call in ("(...)", "()"):  # `unicode(...) -> str(...)` and `unicode -> str` are one rule
+        if before.endswith(call) and after.endswith(call):
+            before, after = before.removesuffix(call), after.removesuffix(call)
+    return f"{pattern}\n{before} -> {after}"
+
+
+def lesson_tag(pattern: str, rule: Sequence[EditRewrite]) -> str | None:
+    key = lesson_key(pattern, rule)
+    return None if key is None else LESSON_TAG_PREFIX + hashlib.sha1(key.encode()).hexdigest()[:12]
+
+
+def lesson_tag_of(skill: Skill) -> str | None:
+    return next((t for t in skill.tags if t.startswith(LESSON_TAG_PREFIX)), None)
+
+
+def same_rule(a: Skill, b: Skill) -> bool | None:
+    """Whether two skills teach the same lesson by their keys; None when either has no rule to compare."""
+    ka, kb = lesson_key(a.pattern, a.rule), lesson_key(b.pattern, b.rule)
+    if ka is None or kb is None:
+        return None
+    return ka == kb
+
+
+def _side(text: str) -> str:
+    return f"`{text}`" if text else "nothing"
+
+
+def rule_line(rw: EditRewrite) -> str:
+    if not rw.after:
+        return f"remove `{rw.before}`"
+    if not rw.before:
+        return f"add `{rw.after}`"
+    return f"`{rw.before}` -> `{rw.after}`"
+
+
+def title_for(exc_type: str, rule: Sequence[EditRewrite]) -> str:
+    lead = rule[0]
+    if not lead.after:
+        text = f"remove `{lead.before}`"
+    elif not lead.before:
+        text = f"add `{lead.after}`"
+    else:
+        text = f"replace `{lead.before}` with `{lead.after}`"
+    return f"{exc_type}: {text}"[:200]
+
+
+def example_line(rw: Rewrite, source: str) -> str:
+    where = f" in `{rw.path}`" if rw.path else ""
+    old, new = rw.old[:120], rw.new[:120]
+    if not new:
+        return f"- removed `{old}`{where} ({source})"
+    if not old:
+        return f"- added `{new}`{where} ({source})"
+    return f"- `{old}` -> `{new}`{where} ({source})"
+
+
+def render(rule: Sequence[EditRewrite], why: str, examples: Sequence[str]) -> str:
+    lines = [f"Rule: {rule_line(rule[0])}"]
+    lines += [f"Also: {rule_line(rw)}" for rw in rule[1:]]
+    lines.append(f"Why: {why}")
+    lines.append(EXAMPLES_HEADER)
+    lines += list(examples[:MAX_EXAMPLES])
+    return "\n".join(lines)
+
+
+def examples_of(strategy: str) -> list[str]:
+    """The example lines of a lesson's strategy (empty for a strategy of another shape)."""
+    lines = strategy.splitlines()
+    if EXAMPLES_HEADER not in lines:
+        return []
+    out = []
+    for line in lines[lines.index(EXAMPLES_HEADER) + 1 :]:
+        if not line.startswith("- "):
+            break
+        out.append(line)
+    return out
+
+
+def with_examples(strategy: str, extra: Sequence[str]) -> str:
+    """`strategy` with examples from another copy added after its own, at most `MAX_EXAMPLES`, no repeats."""
+    own = examples_of(strategy)
+    if EXAMPLES_HEADER not in strategy.splitlines():
+        return strategy
+    seen = {_instance(e) for e in own}
+    added: list[str] = []
+    for line in extra:
+        if len(own) + len(added) >= MAX_EXAMPLES:
+            break
+        if _instance(line) not in seen:
+            seen.add(_instance(line))
+            added.append(line)
+    if not added:
+        return strategy
+    lines = strategy.splitlines()
+    at = lines.index(EXAMPLES_HEADER) + 1 + len(own)
+    return "\n".join([*lines[:at], *added, *lines[at:]])
+
+
+def _instance(example: str) -> str:
+    """An example without its source, so the same edit seen twice counts once."""
+    return example.rsplit(" (", 1)[0]
