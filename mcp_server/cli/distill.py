@@ -39,10 +39,11 @@ def distill(
 
     settings = load_settings()
     path = settings.home / "trajectories.db"
-    if not path.is_file():
-        fail(f"no trajectories yet: {path} does not exist (run `skillbank serve` or the Claude Code hook first)", 1)
     if llm_merge and llm is None:
         fail("--llm-merge needs a model: pass --llm MODEL too")
+    if not path.is_file():  # nothing recorded yet is not an error, and creates no skill bank either
+        typer.echo(f"nothing to distill: no trajectories under {settings.home} yet (`skillbank serve` records them)")
+        return
     with clean_errors():
         distiller: BatchDistiller = HeuristicDistiller()
         merger = None

@@ -1,10 +1,15 @@
-"""`skillbank trajectories list | show ID | export --format jsonl|trl | close-stale`."""
+"""`skillbank trajectories list | show ID | export --format jsonl|trl | close-stale`.
+
+A data dir with no trajectories yet is not an error: `list` and `export` print nothing and exit 0, `close-stale`
+closes none; `show ID` of an id that is not there is an input error (exit 2). Nothing creates the store here.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Literal
@@ -17,14 +22,12 @@ app = typer.Typer(help="Inspect and export captured trajectories.", no_args_is_h
 PAGE = 200
 
 
-def _open_store():
+def _open_store() -> AbstractContextManager:
+    """The store, or on a fresh data dir an empty one that writes no file (`None` inside the with-block)."""
     from skills_store.trajectories.store import SQLiteTrajectoryStore
 
-    settings = load_settings()
-    path = settings.home / "trajectories.db"
-    if not path.is_file():
-        fail(f"no trajectories yet: {path} does not exist (run `skillbank serve` or the Claude Code hook first)", 1)
-    return SQLiteTrajectoryStore(path)
+    path = load_settings().home / "trajectories.db"
+    return SQLiteTrajectoryStore(path) if path.is_file() else nullcontext()
 
 
 def _short(text: str | None, width: int) -> str:
@@ -40,7 +43,7 @@ def list_(
 ) -> None:
     """List trajectories, newest first."""
     with clean_errors(), _open_store() as store:
-        for traj in store.list(status=status, limit=limit):
+        for traj in store.list(status=status, limit=limit) if store else ():
             count = store.step_count(traj.trajectory_id)
             if as_json:
                 typer.echo(json.dumps({**traj.model_dump(mode="json", exclude={"steps"}), "steps": count}))
@@ -51,6 +54,7 @@ def list_(
                 f"{traj.outcome or '-':<9} {count:>5} steps  reward {reward:<5} {traj.source or '-':<18} "
                 f"{_short(traj.task, 50)}"
             )
+        sys.stdout.flush()
 
 
 @app.command()
@@ -60,6 +64,8 @@ def show(
 ) -> None:
     """Show one trajectory and its steps."""
     with clean_errors(), _open_store() as store:
+        if store is None:
+            fail(f"no trajectory {trajectory_id!r}: none recorded under {load_settings().home} yet")
         traj = store.get(trajectory_id)
     if as_json:
         typer.echo(traj.model_dump_json(indent=2))
@@ -102,9 +108,11 @@ def export(
     with clean_errors(), _open_store() as store:
         stream = out.open("w", encoding="utf-8") if out else sys.stdout
         try:
-            trajs = (t for t in _all(store, include_open) if min_reward is None or (reward_of(t) or 0.0) >= min_reward)
+            every = _all(store, include_open) if store else iter(())
+            trajs = (t for t in every if min_reward is None or (reward_of(t) or 0.0) >= min_reward)
             for line in export_lines(trajs, fmt, stats):
                 stream.write(line + "\n")
+            stream.flush()  # a reader gone (`| head`) shows here, inside clean_errors, not at interpreter exit
         finally:
             if out:
                 stream.close()
@@ -122,5 +130,5 @@ def close_stale(
 ) -> None:
     """Close trajectories left open (a crashed client or server) as `abandoned`."""
     with clean_errors(), _open_store() as store:
-        closed = store.close_stale(timedelta(hours=idle_hours))
+        closed = store.close_stale(timedelta(hours=idle_hours)) if store else []
     typer.echo(f"closed {len(closed)} trajectories" + (f": {', '.join(closed)}" if closed else ""))

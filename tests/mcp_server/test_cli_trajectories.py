@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
+from mcp_server.cli.distill import distill
 from mcp_server.cli.trajectories import app
 from skills_store.models import Step
 from skills_store.trajectories.store import SQLiteTrajectoryStore
@@ -89,8 +94,57 @@ def test_close_stale_closes_idle_open_trajectories(filled: dict[str, str]) -> No
     assert f"closed 1 trajectories: {filled['live']}" in result.output
 
 
-def test_without_a_store_the_commands_say_where_they_looked(skillbank_home: Path) -> None:
-    result = runner.invoke(app, ["list"])
-    assert result.exit_code == 1
-    assert "no trajectories yet" in result.output
-    assert not (skillbank_home / "trajectories.db").exists()
+@pytest.mark.parametrize(
+    "command",
+    [["list"], ["list", "--json"], ["export"], ["export", "--format", "trl"], ["export", "--include-open"]],
+)
+def test_a_fresh_home_is_an_empty_store_not_an_error(skillbank_home: Path, command: list[str]) -> None:
+    result = runner.invoke(app, command)
+    assert result.exit_code == 0, result.output
+    assert result.output == ""
+    assert list(skillbank_home.iterdir()) == []
+
+
+def test_on_a_fresh_home_show_is_an_input_error_and_close_stale_closes_none(skillbank_home: Path) -> None:
+    shown = runner.invoke(app, ["show", "traj-1"])
+    assert shown.exit_code == 2
+    assert "no trajectory 'traj-1': none recorded under" in shown.stderr
+    assert "closed 0 trajectories" in runner.invoke(app, ["close-stale"]).output
+    assert list(skillbank_home.iterdir()) == []
+
+
+def test_distill_on_a_fresh_home_has_nothing_to_do_and_creates_nothing(
+    skillbank_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SKILLBANK_EMBEDDER", "hash")
+    cli = typer.Typer()
+    cli.command()(distill)
+    result = runner.invoke(cli, [])
+    assert result.exit_code == 0, result.output
+    assert "nothing to distill: no trajectories under" in result.output
+    assert list(skillbank_home.iterdir()) == []
+    refused = runner.invoke(cli, ["--llm-merge"])
+    assert refused.exit_code == 2
+    assert "--llm-merge needs a model" in refused.stderr
+
+
+@pytest.mark.parametrize("command", [["trajectories", "export"], ["trajectories", "list"], ["skills", "export"]])
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(
+    filled: dict[str, str], skillbank_home: Path, command: list[str]
+) -> None:
+    from mcp_server.services import open_bank
+    from mcp_server.settings import Settings
+
+    env = {**os.environ, "SKILLBANK_EMBEDDER": "hash", "SKILLBANK_STARTER_SKILLS": "true"}
+    if command[0] == "skills":
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("SKILLBANK_EMBEDDER", "hash")
+            open_bank(Settings()).close()  # seeds the starter pack: plenty to export
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcp_server", *command], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    proc.stdout.close()  # what `| head -c 0` does: the first write finds no reader
+    _, err = proc.communicate(timeout=120)
+    assert err.decode() == ""
+    assert proc.returncode == 1
