@@ -1,7 +1,8 @@
 """Mutants of a project: every operator applied at every covered site of its non-test modules.
 
-A mutant is kept as a candidate only when the mutated module still compiles and its AST differs from the
-original's (a textual change that means nothing is no bug); two edits giving the same AST are one candidate.
+A mutant is a candidate only when the mutated module still compiles and its AST differs from the original's
+(a textual change that means nothing is no bug); two edits giving the same AST are one candidate. That check
+parses the whole module, so for a project it runs lazily, on the candidates synthesis actually tries.
 """
 
 from __future__ import annotations
@@ -63,13 +64,16 @@ def source_files(repo: Path) -> list[str]:
     return found
 
 
-def mutants_of(path: str, text: str, covered: Iterable[int] | None = None) -> list[Mutant]:
-    """Every distinct, compiling mutant of one module (only at `covered` lines, when given)."""
+def mutants_of(path: str, text: str, covered: Iterable[int] | None = None, *, validate: bool = True) -> list[Mutant]:
+    """The mutants of one module (only at `covered` lines, when given), one per distinct edit.
+
+    With `validate`, only those that compile to a different AST (see `RealityCheck`); without, that costly check (a
+    parse of the whole module per mutant) is left to the caller, for the few candidates it actually tries.
+    """
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return []
-    original_dump = ast.dump(tree)
     lines = None if covered is None else set(covered)
     src = Source(text)
     seen: set[str] = set()
@@ -79,18 +83,40 @@ def mutants_of(path: str, text: str, covered: Iterable[int] | None = None) -> li
             if lines is not None and edit.line not in lines:
                 continue
             mutated = text[: edit.start] + edit.text + text[edit.end :]
-            try:
-                dump = ast.dump(ast.parse(mutated))
-            except (SyntaxError, ValueError):
-                continue
-            if dump == original_dump:
-                continue
-            key = hashlib.sha256(f"{path}\0{dump}".encode()).hexdigest()[:16]
+            key = hashlib.sha256(f"{path}\0{edit.start}\0{edit.end}\0{edit.text}".encode()).hexdigest()[:16]
             if key in seen:
                 continue
             seen.add(key)
             out.append(Mutant(path, name, edit.line, edit.description, text, mutated, key))
-    return out
+    if not validate:
+        return out
+    check = RealityCheck()
+    return [m for m in out if check(m)]
+
+
+class RealityCheck:
+    """Whether mutants are real bugs, with each original module's AST dump computed once."""
+
+    def __init__(self) -> None:
+        self._dumps: dict[tuple[str, int], str] = {}
+        self._mutated: set[str] = set()
+
+    def __call__(self, mutant: Mutant) -> bool:
+        """The mutant compiles, differs from the original's AST, and no earlier mutant gave the same AST."""
+        slot = (mutant.path, hash(mutant.original))
+        if slot not in self._dumps:
+            self._dumps[slot] = ast.dump(ast.parse(mutant.original))
+        try:
+            dump = ast.dump(ast.parse(mutant.mutated))
+        except (SyntaxError, ValueError):
+            return False
+        if dump == self._dumps[slot]:
+            return False
+        digest = hashlib.sha256(f"{mutant.path}\0{dump}".encode()).hexdigest()
+        if digest in self._mutated:
+            return False
+        self._mutated.add(digest)
+        return True
 
 
 def all_mutants(repo: Path, coverage: Mapping[str, set[int]] | None) -> list[Mutant]:
@@ -106,5 +132,5 @@ def all_mutants(repo: Path, coverage: Mapping[str, set[int]] | None) -> list[Mut
             continue
         if "\r" in text:  # CRLF files would not round-trip through the text edits
             continue
-        out.extend(mutants_of(rel, text, lines))
+        out.extend(mutants_of(rel, text, lines, validate=False))
     return out

@@ -39,14 +39,24 @@ def read_manifest(path: Path) -> list[str]:
 
 
 def sdist_url(name: str, version: str, client: httpx.Client) -> tuple[str, str, str]:
-    """(url, filename, sha256) of the release's sdist."""
+    """(url, filename, sha256) of the release's sdist: from the release's JSON, or from the project's JSON (some
+    mirrors serve only that one, with file URLs relative to it)."""
     response = client.get(f"{PYPI}/{name}/{version}/json")
     if response.status_code == 404:
-        raise SynthError(f"PyPI has no release {name}=={version}")
-    response.raise_for_status()
-    for entry in response.json().get("urls", []):
+        response = client.get(f"{PYPI}/{name}/json")
+        if response.status_code == 404:
+            raise SynthError(f"PyPI has no project {name!r}")
+        response.raise_for_status()
+        entries = response.json().get("releases", {}).get(version)
+        if entries is None:
+            raise SynthError(f"PyPI has no release {name}=={version}")
+    else:
+        response.raise_for_status()
+        entries = response.json().get("urls", [])
+    for entry in entries:
         if entry.get("packagetype") == "sdist":
-            return entry["url"], entry["filename"], entry["digests"]["sha256"]
+            url = str(response.url.join(entry["url"]))
+            return url, entry["filename"], entry["digests"]["sha256"]
     raise SynthError(f"{name}=={version} has no sdist on PyPI (only wheels), so there are no tests to use")
 
 

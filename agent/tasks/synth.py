@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.tasks.errors import SynthError
 from agent.tasks.model import MutationInfo, Task, write_task
-from agent.tasks.mutate import Mutant, all_mutants
+from agent.tasks.mutate import Mutant, RealityCheck, all_mutants
 from agent.tasks.statements import model_statement, offline_statement
 from agent.tasks.trace import traced_lines
 from agent.tasks.verify import Baseline, Verdict, Verifier, measure_baseline
@@ -61,6 +61,8 @@ class SynthReport:
     """Exception types in the failing output of the new tasks."""
     bug_classes: Counter[str] = field(default_factory=Counter)
     statement_tokens: int = 0
+    unreal: int = 0
+    """Candidates skipped unverified: they do not compile, or mean the same as the original or an earlier one."""
     wall_s: float = 0.0
 
     @property
@@ -71,7 +73,8 @@ class SynthReport:
         tried = sum(self.verdicts.values())
         lines = [
             f"{len(self.tasks)} task(s) from {self.project} in {self.wall_s:.1f} s: {self.candidates} candidate "
-            f"mutants, {tried} verified ({', '.join(f'{k} {v}' for k, v in sorted(self.verdicts.items()))})",
+            f"mutants, {tried} verified ({', '.join(f'{k} {v}' for k, v in sorted(self.verdicts.items()))}), "
+            f"{self.unreal} skipped as not compiling or equivalent",
             "bug classes: " + (", ".join(f"{k} {v}" for k, v in sorted(self.bug_classes.items())) or "none"),
             "error classes in the new tasks: "
             + (", ".join(f"{k} {v}" for k, v in sorted(self.task_classes.items())) or "none"),
@@ -93,6 +96,7 @@ class SynthReport:
             "tasks": [p.name for p in self.tasks],
             "candidates": self.candidates,
             "verdicts": dict(self.verdicts),
+            "skipped_unreal": self.unreal,
             "bug_classes": dict(self.bug_classes),
             "task_error_classes": dict(self.task_classes),
             "bank_error_classes": dict(self.bank_classes),
@@ -148,10 +152,14 @@ def synthesize(
     ):
         pending: list[Future[Verdict]] = []
         queue = iter(candidates)
+        real = RealityCheck()
         try:
             while len(report.tasks) < config.n:
                 while len(pending) < workers * 2 and (mutant := next(queue, None)) is not None:
-                    pending.append(pool.submit(verifier.verify, mutant))
+                    if real(mutant):
+                        pending.append(pool.submit(verifier.verify, mutant))
+                    else:
+                        report.unreal += 1
                 if not pending:
                     break
                 verdict = pending.pop(0).result()

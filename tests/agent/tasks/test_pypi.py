@@ -30,6 +30,12 @@ def pypi(archive: bytes, digest: str | None = None) -> httpx.MockTransport:
             entry = {"packagetype": "sdist", "filename": "calc-1.0.tar.gz", "url": "https://files.example/calc.tgz",
                      "digests": {"sha256": digest or hashlib.sha256(archive).hexdigest()}}  # fmt: skip
             return httpx.Response(200, json={"urls": [{"packagetype": "bdist_wheel"}, entry]})
+        if request.url.path == "/pypi/calc/json":  # a mirror's project page: relative file URLs
+            entry = {"packagetype": "sdist", "filename": "calc-0.9.tar.gz", "url": "../../files/calc-0.9.tgz",
+                     "digests": {"sha256": hashlib.sha256(archive).hexdigest()}}  # fmt: skip
+            return httpx.Response(200, json={"releases": {"0.9": [entry]}})
+        if request.url.path == "/files/calc-0.9.tgz":
+            return httpx.Response(200, content=archive)
         if request.url.host == "files.example":
             return httpx.Response(200, content=archive)
         return httpx.Response(404)
@@ -44,6 +50,11 @@ def test_an_sdist_is_downloaded_unpacked_and_turned_into_tasks(tmp_path: Path) -
     report = synthesize(root, tmp_path / "tasks", SynthConfig(n=1, test_python=PYTHON), project="calc",
                         source="pypi:calc==1.0")  # fmt: skip
     assert len(report.tasks) == 1
+
+
+def test_a_release_only_listed_on_the_project_page_is_found_there(tmp_path: Path) -> None:
+    root = fetch_sdist("calc==0.9", tmp_path / "cache", transport=pypi(sdist_bytes(tmp_path)))
+    assert (root / "calc" / "stats.py").is_file()
 
 
 def test_an_sdist_whose_digest_does_not_match_is_not_unpacked(tmp_path: Path) -> None:
