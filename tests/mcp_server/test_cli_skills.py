@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -147,6 +149,32 @@ def test_dedupe_reports_then_merges_copies(home: Path, skill_factory) -> None:
     assert sorted(kept.sources) == ["traj-1", "traj-2"]
 
 
+def test_dedupe_in_a_pipe_prints_only_its_result(home: Path) -> None:
+    result = runner.invoke(app, ["dedupe"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "would merge 0 duplicate(s)\n"
+    assert result.stderr == ""
+
+
+def test_torch_threads_are_capped_to_the_cores_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from mcp_server.cli.common import cap_torch_threads
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert cap_torch_threads() == 1
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
+    monkeypatch.delitem(sys.modules, "torch")
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    cap_torch_threads()
+    assert os.environ["OMP_NUM_THREADS"] == "1"  # read by torch when it starts
+
+
 # -- skillbank distill ----------------------------------------------------------------------------------------
 
 distill_app = typer.Typer()
@@ -202,5 +230,6 @@ def test_distill_with_a_model_but_no_key_says_which_variable_to_set(
 
 def test_distill_without_any_trajectory_says_how_to_get_some(home: Path) -> None:
     result = runner.invoke(distill_app, [])
-    assert result.exit_code == 1
-    assert "no trajectories yet" in result.output
+    assert result.exit_code == 0
+    assert "nothing to distill: no trajectories under" in result.output
+    assert "`skillbank serve` records them" in result.output
