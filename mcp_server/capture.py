@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
@@ -28,12 +28,14 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
+from mcp_server.close_notifier import CloseNotifier
 from mcp_server.session_key import session_identity
 from skills_store.errors import InvalidInput
 from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, utcnow
 from skills_store.protocols import TrajectoryStore
 from skills_store.redact import Redactor
 from skills_store.trajectories.closing import close_with_inferred_outcome
+from skills_store.trajectories.summaries import RecordSummary
 from skills_store.truncate import truncate_value
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,19 @@ class CallRecord:
         """`run_tests`' reward; stored on the trajectory."""
 
 
+def used_skills_step(redactor: Redactor, skill_ids: list[str]) -> Step:
+    """The step that stores which skills the agent says it applied (redacted like every step)."""
+    clean = [redactor.redact_text(s) for s in skill_ids]
+    return Step(
+        kind="tool_call",
+        tool="record_trajectory",
+        args={"used_skills": clean},
+        result=RecordSummary(used_skills=clean).model_dump(mode="json"),
+        ok=True,
+        content=f"the agent used skills: {', '.join(clean)}",
+    )
+
+
 def _plain(summary: BaseModel | dict[str, Any] | str | None) -> dict[str, Any] | str | None:
     return summary.model_dump(mode="json") if isinstance(summary, BaseModel) else summary
 
@@ -77,9 +92,14 @@ class RecordResult(BaseModel):
 
 @dataclass
 class _Session:
+    key: str
     trajectory_id: str
     last_seen: float
     ends_with_connection: bool
+
+
+#: How many sessions' last closed trajectory are remembered (a second `final=true` answers with it).
+CLOSED_MEMORY = 4096
 
 
 class SessionCapture:
@@ -99,17 +119,17 @@ class SessionCapture:
         self.redactor = redactor
         self.workspace = workspace
         self.repo = repo
-        self.on_close: list[Callable[[Trajectory], None]] = list(on_close or [])
-        """Called (in a worker thread, errors logged) with each trajectory, steps included, once it closes."""
+        self._closer = CloseNotifier(store, on_close)
         self.idle_close_s = idle_close_s
         self.stale_after = stale_after
         self._sessions: dict[str, _Session] = {}
+        self._by_trajectory: dict[str, _Session] = {}
+        self._closed: OrderedDict[str, str] = OrderedDict()
+        """session key -> the trajectory its last `final=true` closed."""
         self._lock: anyio.Lock | None = None
         self._clock = clock
         self._last_reap = clock()
         self._stale_checked = False
-        self._executor: ThreadPoolExecutor | None = None
-        self._pending: set[Future[None]] = set()
 
     # -- sessions ------------------------------------------------------------------------------------------
 
@@ -128,8 +148,9 @@ class SessionCapture:
                     traj = await anyio.to_thread.run_sync(
                         lambda: self.store.create(source=identity.source, workspace=self.workspace, repo=self.repo)
                     )
-                    session = _Session(traj.trajectory_id, now, identity.connection is not None)
+                    session = _Session(identity.key, traj.trajectory_id, now, identity.connection is not None)
                     self._sessions[identity.key] = session
+                    self._by_trajectory[session.trajectory_id] = session
                     if identity.connection is not None and not identity.connection.state.get("skillbank.ends"):
                         identity.connection.state["skillbank.ends"] = True
                         identity.connection.exit_stack.push_async_callback(self._end_session, identity.key)
@@ -139,6 +160,7 @@ class SessionCapture:
     async def _end_session(self, key: str, reason: str = "the client disconnected") -> None:
         session = self._sessions.pop(key, None)
         if session is not None:
+            self._by_trajectory.pop(session.trajectory_id, None)
             await self._finish([session.trajectory_id], reason)
 
     async def _finish(self, trajectory_ids: Sequence[str], reason: str) -> None:
@@ -242,10 +264,42 @@ class SessionCapture:
             self._forget(tid)
             await anyio.to_thread.run_sync(write, await self.trajectory_id(ctx))
 
-    def _forget(self, trajectory_id: str) -> None:
-        for key, session in list(self._sessions.items()):
-            if session.trajectory_id == trajectory_id:
-                del self._sessions[key]
+    def _forget(self, trajectory_id: str) -> str | None:
+        """Detach a closed trajectory from its session (the next call starts a new one); returns the session key."""
+        session = self._by_trajectory.pop(trajectory_id, None)
+        if session is None:
+            return None
+        if self._sessions.get(session.key) is session:
+            del self._sessions[session.key]
+        return session.key
+
+    def _remember_closed(self, key: str | None, trajectory_id: str) -> None:
+        if key is None:
+            return
+        self._closed[key] = trajectory_id
+        self._closed.move_to_end(key)
+        while len(self._closed) > CLOSED_MEMORY:
+            self._closed.popitem(last=False)
+
+    async def _target(self, ctx: Context, trajectory_id: str | None, *, only_closing: bool) -> str | RecordResult:
+        """The trajectory a `record_trajectory` call writes to, or the answer to a repeated close.
+
+        An explicit id is the caller's (the id the server returned; ids are random). Without one, a call that only
+        closes again (`final=true`, nothing to record, after this session closed one) must not open a new, empty
+        trajectory just to close it: it is answered with the trajectory this session closed last.
+        """
+        if trajectory_id is not None:
+            session = self._by_trajectory.get(trajectory_id)
+            if session is not None:
+                session.last_seen = self._clock()
+            return trajectory_id
+        if only_closing:
+            identity = session_identity(ctx)
+            last = self._closed.get(identity.key)
+            if identity.key not in self._sessions and last is not None:
+                total = await anyio.to_thread.run_sync(lambda: self.store.step_count(last))
+                return RecordResult(trajectory_id=last, steps_recorded=0, total_steps=total, status="closed")
+        return await self.trajectory_id(ctx)
 
     async def record(
         self,
@@ -256,11 +310,20 @@ class SessionCapture:
         outcome: Outcome | None = None,
         final: bool = False,
         trajectory_id: str | None = None,
+        used_skills: Sequence[str] | None = None,
     ) -> RecordResult:
-        """`record_trajectory`: append the agent's steps, set task and outcome, close on `final`."""
+        """`record_trajectory`: append the agent's steps, set task and outcome, close on `final`.
+
+        `used_skills` (the skills the agent says it applied) is stored as a step of its own, a `tool_call` of
+        `record_trajectory` whose result is a `RecordSummary`; `summaries.used_skills(trajectory)` reads it back.
+        """
         if len(steps) > MAX_STEPS_PER_CALL:
             raise InvalidInput(f"{len(steps)} steps in one call: {BATCH_ADVICE}")
-        tid = trajectory_id if trajectory_id is not None else await self.trajectory_id(ctx)
+        only_closing = final and not steps and not task and not used_skills
+        target = await self._target(ctx, trajectory_id, only_closing=only_closing)
+        if isinstance(target, RecordResult):
+            return target
+        tid = target
         red = self.redactor
 
         def work() -> RecordResult:
@@ -279,6 +342,8 @@ class SessionCapture:
                 )
                 for s in steps
             ]
+            if used_skills:
+                clean.append(used_skills_step(red, list(dict.fromkeys(used_skills))))
             total = self.store.append(tid, clean) if clean else self.store.step_count(tid)
             clean_task = red.redact_text(task) if task else None
             if clean_task or (outcome and not final):
@@ -290,39 +355,24 @@ class SessionCapture:
 
         result = await anyio.to_thread.run_sync(work)
         if final:
-            self._forget(tid)
+            key = self._forget(tid)
+            self._remember_closed(key if key is not None else session_identity(ctx).key, tid)
             self._notify_closed([tid])
         return result
 
     # -- on_close callbacks and shutdown ---------------------------------------------------------------------
 
-    def _notify_closed(self, trajectory_ids: Sequence[str]) -> None:
-        if not trajectory_ids or not self.on_close:
-            return
-        if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillbank-on-close")
-        future = self._executor.submit(self._run_callbacks, list(trajectory_ids))
-        self._pending.add(future)
-        future.add_done_callback(self._pending.discard)
+    @property
+    def on_close(self) -> list[Callable[[Trajectory], None]]:
+        """Called (in a worker thread, errors logged) with each trajectory, steps included, once it closes."""
+        return self._closer.callbacks
 
-    def _run_callbacks(self, trajectory_ids: list[str]) -> None:
-        for tid in trajectory_ids:
-            try:
-                traj = self.store.get(tid)
-            except Exception:
-                log.exception("reading closed trajectory %s for on_close callbacks failed", tid)
-                continue
-            for callback in self.on_close:
-                try:
-                    callback(traj)
-                except Exception:
-                    log.exception("on_close callback %r failed for trajectory %s", callback, tid)
+    def _notify_closed(self, trajectory_ids: Sequence[str]) -> None:
+        self._closer.notify(trajectory_ids)
 
     async def flush(self) -> None:
         """Wait until every on_close callback queued so far has run."""
-        pending = list(self._pending)
-        if pending:
-            await anyio.to_thread.run_sync(lambda: wait(pending))
+        await self._closer.flush()
 
     async def aclose(self) -> None:
         """Close every open session trajectory (see the module doc for the outcome) and run the callbacks.
@@ -331,8 +381,6 @@ class SessionCapture:
         """
         with anyio.CancelScope(shield=True):
             sessions, self._sessions = self._sessions, {}
+            self._by_trajectory = {}
             await self._finish([s.trajectory_id for s in sessions.values()], "server shutdown")
-            await self.flush()
-            if self._executor is not None:
-                executor, self._executor = self._executor, None
-                await anyio.to_thread.run_sync(executor.shutdown)
+            await self._closer.shutdown()

@@ -7,12 +7,14 @@
 | stdio / in-memory, handshake era               | one key per connection              | the connection closes     |
 | stdio, 2026-07-28 (a request-scoped envelope)  | one key per pipe                    | idle, or server shutdown  |
 | in-process `mcp.Client(server)`, 2026-07-28    | one key per client                  | idle, or client exit      |
-| streamable HTTP, 2026-07-28 (stateless)        | `client:<name>/<version>`           | idle                      |
+| streamable HTTP, 2026-07-28 (stateless)        | one key per request (`per_request`) | idle                      |
 
 The 2026-07-28 protocol has no sessions: every request carries its own envelope and gets a fresh `Connection`.
 Where a longer-lived channel exists (the stdio pipe, the in-process dispatcher pair) it stands for the
-session; over stateless HTTP the client's name is all there is, so clients that want separate trajectories send
-`X-Skillbank-Session` (or pass `trajectory_id` to `record_trajectory`).
+session. Over stateless HTTP nothing tells two clients apart (the client name is shared by every copy of an
+agent), so each request is its own session rather than a guess that could mix two users' steps: a client that
+wants one trajectory over many requests passes the `trajectory_id` the first call returned (or sends
+`X-Skillbank-Session` with a value of its own, kept secret).
 
 The SDK keeps the request's connection and dispatch context on private attributes; they are read defensively
 here, in one place, and every path is covered by a test.
@@ -39,6 +41,8 @@ class SessionIdentity:
     """`mcp:<clientInfo.name>` when the client said its name, else `mcp`."""
     connection: Any | None = None
     """The SDK `Connection` whose end ends the session, when it lives as long as the session."""
+    per_request: bool = False
+    """True when nothing outlives this request (stateless HTTP without the header): the session is the request."""
 
 
 class _IdentityKeys:
@@ -85,7 +89,7 @@ def session_identity(ctx: Context) -> SessionIdentity:
         return SessionIdentity(f"header:{explicit.strip()[:200]}", source)
     conn = getattr(session, "_connection", None)
     if conn is None:
-        return SessionIdentity(f"client:{source}", source)
+        return _per_request(ctx, source)
     if getattr(conn, "session_id", None):
         return SessionIdentity(f"http:{conn.session_id}", source, conn)
     if conn.protocol_version not in MODERN_PROTOCOL_VERSIONS:
@@ -97,5 +101,9 @@ def session_identity(ctx: Context) -> SessionIdentity:
     transport = getattr(getattr(dctx, "_inner", dctx), "transport", None)
     if transport is not None and getattr(transport, "kind", None) == "direct":
         return SessionIdentity(_KEYS.key(transport, "inproc"), source)
-    version = info.version if info is not None else ""
-    return SessionIdentity(f"client:{source}/{version}", source)
+    return _per_request(ctx, source)
+
+
+def _per_request(ctx: Context, source: str) -> SessionIdentity:
+    """One key for this request (the same for every look-up during it), never shared with another request."""
+    return SessionIdentity(_KEYS.key(ctx.request_context, "request"), source, per_request=True)

@@ -18,10 +18,15 @@ from mcp_server.errors import tool_result
 from mcp_server.toolset import ToolSet
 from skills_store.models import Step
 
+#: At most this many skills per call in `used_skills`.
+MAX_USED_SKILLS = 50
+SkillId = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:/-]*$")]
+
 DESCRIPTION = (
     "Add steps to this session's trajectory (your thoughts, actions, observations, messages), set the task and "
-    "the outcome, and close it with final=true when the task is done. Tool calls to this server are recorded "
-    "automatically; you do not need to repeat them. Secrets are redacted before anything is stored."
+    "the outcome, name the skills you applied (used_skills), and close it with final=true when the task is done. "
+    "Tool calls to this server are recorded automatically; you do not need to repeat them. Secrets are redacted "
+    "before anything is stored."
 )
 
 
@@ -38,7 +43,11 @@ def register(server: ToolSet, deps: Deps) -> None:
         name="record_trajectory",
         description=DESCRIPTION,
         annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
-        advice={("steps", "too_long"): BATCH_ADVICE},
+        advice={
+            ("steps", "too_long"): BATCH_ADVICE,
+            ("used_skills", "string_pattern_mismatch"): "send skill_id values exactly as search_skills returned them",
+            ("used_skills", "too_long"): f"name at most {MAX_USED_SKILLS} skills, the ones you really applied",
+        },
     )
     async def record_trajectory(
         ctx: Context,
@@ -55,10 +64,23 @@ def register(server: ToolSet, deps: Deps) -> None:
         ] = None,
         final: Annotated[bool, Field(description="Close the trajectory after recording.")] = False,
         trajectory_id: Annotated[
-            str | None, Field(max_length=200, description="Write to this trajectory instead of this session's.")
+            str | None,
+            Field(
+                max_length=200,
+                description="Write to this trajectory (an id a call returned) instead of this "
+                "session's; over stateless HTTP, pass the id the first call returned to every later call.",
+            ),
+        ] = None,
+        used_skills: Annotated[
+            list[SkillId] | None,
+            Field(
+                max_length=MAX_USED_SKILLS,
+                description="skill_id of each skill you applied (from search_skills "
+                "or suggested_skills); only these skills' confidence moves with the outcome.",
+            ),
         ] = None,
     ) -> Annotated[CallToolResult, RecordResult]:
         result = await deps.capture.record(
-            ctx, steps, task=task, outcome=outcome, final=final, trajectory_id=trajectory_id
+            ctx, steps, task=task, outcome=outcome, final=final, trajectory_id=trajectory_id, used_skills=used_skills
         )
         return tool_result(result, render(result))

@@ -14,6 +14,8 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from skills_store.models import Trajectory
+
 FileAction = Literal["modify", "add", "delete", "rename"]
 RunStatus = Literal["passed", "failed", "error", "timeout", "no_tests"]
 
@@ -124,3 +126,18 @@ class RecordSummary(Summary):
 
     used_skills: list[str] = Field(default_factory=list)
     """The skills the agent says it applied; the outcome pass moves only their confidence."""
+
+
+def used_skills(trajectory: Trajectory) -> list[str]:
+    """The skills the agent said it applied (`record_trajectory(used_skills=...)`), first mention first.
+
+    Needs the trajectory's steps (`store.get(tid)`, not `with_steps=False`). Each call that named skills stored a
+    `tool_call` step of `record_trajectory` whose result is a `RecordSummary`.
+    """
+    seen: dict[str, None] = {}
+    for step in trajectory.steps:
+        if step.kind == "tool_call" and step.tool == "record_trajectory":
+            summary = RecordSummary.read(step.result)
+            if summary is not None:
+                seen.update(dict.fromkeys(summary.used_skills))
+    return list(seen)

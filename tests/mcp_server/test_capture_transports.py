@@ -50,7 +50,7 @@ async def test_http_sessions_of_the_handshake_era_get_a_trajectory_each_closed_w
         assert traj.status == "closed"
 
 
-async def test_stateless_http_sessions_are_told_apart_by_the_session_header(tmp_path: Path) -> None:
+async def test_stateless_http_requests_share_a_trajectory_only_through_the_session_header(tmp_path: Path) -> None:
     store, capture = make_capture(tmp_path)
     server = make_server(tmp_path, store, capture)
     async with serve_http(server) as url:
@@ -64,7 +64,7 @@ async def test_stateless_http_sessions_are_told_apart_by_the_session_header(tmp_
             await plain_a.call_tool("echo", {"text": "no header"})
             await plain_b.call_tool("echo", {"text": "no header"})
     by_texts = sorted(_texts(store, t) for t in store.list())
-    assert by_texts == [["alpha", "alpha"], ["beta"], ["no header", "no header"]]
+    assert by_texts == [["alpha", "alpha"], ["beta"], ["no header"], ["no header"]]
 
 
 SERVER = textwrap.dedent(
