@@ -24,8 +24,11 @@ CONNECT = """\
 Connect your own agent (stdio; the server runs in your repository):
   Claude Code  claude mcp add skillbank -- {exe} serve --workspace .
                hooks that capture Claude's own tool calls: see claude_settings.example.json
-  Cline        cline_mcp_settings.json: {{"mcpServers": {{"skillbank": {{"command": "{exe}", "args": ["serve"]}}}}}}
-  Codex        ~/.codex/config.toml: [mcp_servers.skillbank] command = "{exe}" args = ["serve"]
+  Cline        cline_mcp_settings.json: {{"mcpServers": {{"skillbank": {{"command": "{exe}",
+               "args": ["serve", "--workspace", "/path/to/repo"]}}}}}}
+  Codex        ~/.codex/config.toml: [mcp_servers.skillbank]
+               command = "{exe}"
+               args = ["serve", "--workspace", "/path/to/repo"]
 """
 
 
