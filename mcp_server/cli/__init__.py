@@ -12,7 +12,7 @@ import typer
 
 
 def build_app() -> typer.Typer:
-    from mcp_server.cli import agent, demo, distill, hook, sandbox, serve, skills, tasks, trajectories
+    from mcp_server.cli import agent, demo, distill, hook, install, sandbox, serve, skills, tasks, trajectories
 
     app = typer.Typer(
         name="skillbank",
@@ -29,6 +29,8 @@ def build_app() -> typer.Typer:
     app.command("distill")(distill.distill)
     app.command("demo")(demo.demo)
     app.command("agent")(agent.agent)
+    app.command("install")(install.install)
+    app.command("uninstall")(install.uninstall)
     app.add_typer(tasks.app, name="tasks")
     return app
 

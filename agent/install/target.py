@@ -1,0 +1,85 @@
+"""What to install where (`Target`), and the rules for our entry in a client's server map."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agent.install.files import InstallError
+
+Client = Literal["claude", "codex", "cline"]
+Scope = Literal["project", "user"]
+NAME = "skillbank"
+#: Settings worth pinning in a client's config (the client may not pass the installer's environment on); never
+#: the HTTP token.
+PINNED_ENV = ("SKILLBANK_HOME", "SKILLBANK_CHROMA_URL", "SKILLBANK_EMBEDDER", "SKILLBANK_SANDBOX",
+              "SKILLBANK_TEST_PYTHON", "SKILLBANK_DOCKER_IMAGE")  # fmt: skip
+
+
+class Target(BaseModel):
+    """Where and what to install: resolved by the CLI from its options and the environment."""
+
+    client: Client
+    scope: Scope
+    workspace: Path
+    """The project (absolute); project-scope files go here."""
+    pin_workspace: bool
+    """Pass `--workspace` to the server (else it serves the directory the client starts it in)."""
+    home: Path
+    command: str
+    """The absolute path of the `skillbank` executable the client will start."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """The installer's environment (config locations such as CODEX_HOME, XDG_CONFIG_HOME, and SKILLBANK_*)."""
+    force: bool = False
+    hooks: bool = False
+
+    def server_args(self) -> list[str]:
+        return ["serve", "--workspace", str(self.workspace)] if self.pin_workspace else ["serve"]
+
+    def server_env(self) -> dict[str, str]:
+        return {k: self.env[k] for k in PINNED_ENV if self.env.get(k)}
+
+
+def same_server(existing: Any, wanted: Mapping[str, Any]) -> bool:
+    """Whether `existing` is the entry we would write (keys we do not write, such as a client's own, are ignored)."""
+    return isinstance(existing, Mapping) and all(existing.get(k) == v for k, v in wanted.items())
+
+
+def is_skillbank(entry: Any) -> bool:
+    """An entry that starts `skillbank serve` (written by an earlier install, perhaps from another venv)."""
+    if not isinstance(entry, Mapping):
+        return False
+    args = entry.get("args") or []
+    return Path(str(entry.get("command", ""))).name == NAME and list(args)[:1] == ["serve"]
+
+
+def conflict(path: Path, verb: str) -> InstallError:
+    return InstallError(
+        f"{path} already has a different MCP server named {NAME!r}; {verb} would change it: look at it, then "
+        "rerun with --force to replace it"
+    )
+
+
+def put_server(servers: dict[str, Any], wanted: dict[str, Any], path: Path, force: bool) -> str | None:
+    """Add or replace our entry in a JSON `mcpServers` map; None when it is already there."""
+    existing = servers.get(NAME)
+    if existing is not None and same_server(existing, wanted):
+        return None
+    if existing is not None and not force:
+        raise conflict(path, "install")
+    servers[NAME] = {**(existing if isinstance(existing, dict) and force and is_skillbank(existing) else {}), **wanted}
+    return "replaced the skillbank server" if existing is not None else "added the skillbank server"
+
+
+def drop_server(servers: dict[str, Any], wanted: dict[str, Any], path: Path, force: bool) -> bool:
+    existing = servers.get(NAME)
+    if existing is None:
+        return False
+    if not (same_server(existing, wanted) or is_skillbank(existing) or force):
+        raise InstallError(f"{path} has an MCP server named {NAME!r} that skillbank did not write; rerun with --force "
+                           "to remove it anyway")  # fmt: skip
+    del servers[NAME]
+    return True
