@@ -38,7 +38,10 @@ def serve(
     workspace: Annotated[Path | None, typer.Option(help="Repository the tools act on (default: cwd).")] = None,
     tools: Annotated[str | None, typer.Option(help="Comma-separated tools to expose (default: all).")] = None,
     allow_exec: Annotated[bool, typer.Option(help="Expose run_tests and apply_patch over HTTP.")] = False,
-    allowed_host: Annotated[list[str] | None, typer.Option(help="Extra Host header value to accept (HTTP).")] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(help="HTTP: also answer clients that reach this server by this name or IP (repeatable)."),
+    ] = None,
     no_skills: Annotated[
         bool, typer.Option("--no-skills", help="Ablation: no search_skills tool, no suggested_skills.")
     ] = False,
@@ -57,7 +60,7 @@ def serve(
 
         token = settings.token.get_secret_value() if settings.token else None
         if transport == "http":
-            check_bind(host, token)
+            check_bind(host, token, allowed_host or ())
         deps = build_deps(settings, workspace=workspace, tools=chosen)
         if transport == "stdio":
             server = create_server(deps)

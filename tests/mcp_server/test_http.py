@@ -18,7 +18,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_server.http import security_settings
+from mcp_server.http import HostPolicy, interface_addresses, security_settings
+from skills_store.errors import ConfigError
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -135,3 +136,65 @@ def test_a_foreign_host_header_is_rejected(tmp_path: Path) -> None:
             headers={"Authorization": f"Bearer {TOKEN}", "Host": "evil.example"},
         )
     assert response.status_code in (400, 421)
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+def _post_as(url: str, host: str) -> httpx.Response:
+    """A request to the loopback server that says it was sent to `host` (as a client on the LAN would)."""
+    headers = {"Authorization": f"Bearer {TOKEN}", "Host": host, "Accept": "application/json, text/event-stream"}
+    return httpx.post(url, json=INITIALIZE, headers=headers, timeout=30)
+
+
+def test_a_host_named_by_allowed_host_is_answered_and_another_gets_a_421_that_says_how(tmp_path: Path) -> None:
+    with serve(tmp_path, "--allowed-host", "10.1.2.3", "--allowed-host", "skills.internal:8000") as url:
+        port = url.split(":")[2].split("/")[0]
+        by_ip = _post_as(url, f"10.1.2.3:{port}")
+        by_name = _post_as(url, "skills.internal:8000")
+        wrong_port = _post_as(url, "skills.internal:9000")
+        other = _post_as(url, f"10.9.9.9:{port}")
+    assert by_ip.status_code == 200, by_ip.text
+    assert by_name.status_code == 200, by_name.text
+    assert wrong_port.status_code == 421
+    assert other.status_code == 421
+    detail = other.json()["detail"]
+    assert "does not answer for Host '10.9.9.9:" in detail
+    assert "restart it with --allowed-host 10.9.9.9" in detail
+    log = (tmp_path / "server.log").read_text()
+    assert "accepting Host 10.1.2.3, 127.0.0.1, [::1], localhost, skills.internal:8000" in log
+
+
+def test_an_allowed_host_that_is_not_a_host_is_refused_at_startup(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "mcp_server", "serve", "--transport", "http", "--allowed-host", "http://10.1.2.3/"],
+        env={**os.environ, "SKILLBANK_HOME": str(tmp_path / "home")}, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert "--allowed-host 'http://10.1.2.3/' is not a host" in out.stderr
+    assert not (tmp_path / "home").exists()
+
+
+def test_the_host_policy_takes_names_on_any_port_and_host_port_exactly() -> None:
+    policy = HostPolicy.for_bind("127.0.0.1", ["Skills.Internal", "10.0.0.5:8765", "[fd00::5]"])
+    assert policy.accepts("skills.internal:8765")
+    assert policy.accepts("10.0.0.5:8765")
+    assert not policy.accepts("10.0.0.5:8766")
+    assert policy.accepts("[fd00::5]:8765")
+    assert not policy.accepts("evil.example:8765")
+    with pytest.raises(ConfigError, match="port 70000 is outside"):
+        HostPolicy.for_bind("127.0.0.1", ["h:70000"])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="interface addresses are read the Linux way")
+def test_bound_to_all_interfaces_the_machines_own_addresses_are_accepted() -> None:
+    own = interface_addresses()
+    assert "127.0.0.1" in own
+    policy = HostPolicy.for_bind("0.0.0.0")
+    for address in own:
+        assert policy.accepts(f"[{address}]:8765" if ":" in address else f"{address}:8765"), address
