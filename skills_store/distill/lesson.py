@@ -57,11 +57,15 @@ def lesson_key(pattern: str, rule: Sequence[EditRewrite]) -> str | None:
     """What makes two drafts one lesson: the signature and the leading rewrite (None without a rule)."""
     if not rule:
         return None
-    before, after = rule[0].before, rule[0].after
-    for call in ("(...)", "()"):  # `unicode(...) -> str(...)` and `unicode -> str` are one rule
+    return f"{pattern}\n{rewrite_key(rule[0].before, rule[0].after)}"
+
+
+def rewrite_key(before: str, after: str) -> str:
+    """One rewrite as compared: `unicode(...) -> str(...)` and `unicode -> str` are one rule."""
+    for call in ("(...)", "()"):
         if before.endswith(call) and after.endswith(call):
             before, after = before.removesuffix(call), after.removesuffix(call)
-    return f"{pattern}\n{before} -> {after}"
+    return f"{before} -> {after}"
 
 
 def lesson_tag(pattern: str, rule: Sequence[EditRewrite]) -> str | None:

@@ -6,8 +6,9 @@ whose prior is Beta(p * 2, (1 - p) * 2) (`posterior_confidence`, two pseudo-obse
 
     confidence = (2p + successes) / (2 + successes + failures)
 
-A trajectory closed with `success` adds one success to every skill it was shown, `failure` one failure;
-`abandoned` (or no outcome) moves nothing.
+A trajectory closed with `success` adds one success to every skill it *used* (`credit.credited`: named in
+`used_skills`, or a skill whose edit rule a later patch of the session applied), `failure` one failure;
+`abandoned` (or no outcome) moves nothing. Skills shown but not used move nothing (`OutcomeReport.unused`).
 
 Application is driven by the trajectory store's processing marks (`pending_for("outcomes")`), under a file lock
 shared by every process using the same data dir, so each closed trajectory moves the counters exactly once: a
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
+from skills_store.distill.credit import credited
 from skills_store.protocols import TrajectoryStore
 
 if TYPE_CHECKING:
@@ -42,6 +44,8 @@ class OutcomeReport:
     successes: dict[str, int] = field(default_factory=dict)
     """skill id -> successes added in this pass."""
     failures: dict[str, int] = field(default_factory=dict)
+    unused: dict[str, int] = field(default_factory=dict)
+    """skill id -> sessions that were shown it, closed with an outcome, and did not use it (counters unmoved)."""
 
     @property
     def skills(self) -> int:
@@ -80,9 +84,13 @@ def apply_outcomes(store: TrajectoryStore, bank: SkillBank, *, batch: int = 200)
             if not pending:
                 return report
             for traj in pending:
-                if traj.outcome in ("success", "failure") and traj.skills_shown:
+                used = credited(traj, bank) if traj.outcome in ("success", "failure") else []
+                for skill_id in traj.skills_shown if traj.outcome in ("success", "failure") else []:
+                    if skill_id not in used:
+                        report.unused[skill_id] = report.unused.get(skill_id, 0) + 1
+                if used:
                     success = traj.outcome == "success"
-                    moved = bank.record_outcome(traj.skills_shown, success)
+                    moved = bank.record_outcome(used, success)
                     tally = report.successes if success else report.failures
                     for skill in moved:
                         tally[skill.skill_id] = tally.get(skill.skill_id, 0) + 1

@@ -3,7 +3,8 @@
 `distill_pending` works in batches of `batch` trajectories, oldest closed first. A trajectory is marked processed
 by the distiller's name only after its drafts are stored, so an interrupted pass loses nothing and repeats
 nothing; a distiller that stops early (the LLM distiller's token budget) leaves the rest pending for the next
-pass. Passes of the same distiller are serialised across processes by a file lock in the data dir.
+pass. Every draft is screened (`screen`) before it is merged: unsafe advice is refused and reported, never stored.
+Passes of the same distiller are serialised across processes by a file lock in the data dir.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from skills_store.distill.merge import MergeConfig, Merger, merge_into_bank
 from skills_store.distill.outcomes import file_lock
+from skills_store.distill.screen import screen
 from skills_store.models import Skill, Trajectory
 from skills_store.protocols import TrajectoryStore
 
@@ -59,6 +61,8 @@ class PassReport:
     tokens: int = 0
     skipped: list[str] = field(default_factory=list)
     """Trajectories the distiller failed on (logged with the error); counted as processed."""
+    refused: list[tuple[str, str]] = field(default_factory=list)
+    """(draft id, reason) of the drafts screening refused (see `screen`): never stored."""
 
     def summary(self) -> str:
         text = (
@@ -67,6 +71,8 @@ class PassReport:
         )
         if self.tokens:
             text += f"; {self.tokens:,} model tokens"
+        if self.refused:
+            text += f"; refused {len(self.refused)} unsafe draft(s) ({'; '.join(r for _, r in self.refused[:2])})"
         if self.skipped:
             text += f"; skipped {len(self.skipped)} it could not read ({', '.join(self.skipped[:3])})"
         if self.stopped:
@@ -101,7 +107,9 @@ def distill_pending(
             result = _distill_isolated(distiller, pending, report)
             if result is None:
                 break
-            merged = merge_into_bank(bank, result.drafts, config=merge_config, merger=merger)
+            screened = screen(result.drafts, getattr(bank, "redactor", None))
+            report.refused += screened.refused
+            merged = merge_into_bank(bank, screened.accepted, config=merge_config, merger=merger)
             if result.done:
                 store.mark_processed(result.done, distiller.name)
             report.trajectories += len(result.done)

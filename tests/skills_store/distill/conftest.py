@@ -132,22 +132,28 @@ def traj_store(tmp_path: Path):
 
     store = SQLiteTrajectoryStore(tmp_path / "trajectories.db")
     yield store
-    store.shutdown()
+    store.close()
 
 
 @pytest.fixture
 def save(traj_store) -> Callable[..., str]:
-    """`save(trajectory, shown=[skill ids], close=True)`: write a built trajectory into `traj_store`."""
+    """`save(trajectory, shown=[skill ids], used=None, close=True)`: write a built trajectory into `traj_store`.
+
+    `used` (default: every shown skill) is named in a `record_trajectory(used_skills=...)` step, as an agent would.
+    """
     from skills_store.models import Step
 
-    def write(traj: Trajectory, shown: list[str] = (), close: bool = True) -> str:
+    def write(traj: Trajectory, shown: list[str] = (), close: bool = True, used: list[str] | None = None) -> str:
         traj_store.create(trajectory_id=traj.trajectory_id, task=traj.task, repo=traj.repo, workspace=traj.workspace)
         steps = [Step(**s.model_dump(exclude={"index"})) for s in traj.steps]
+        named = list(shown) if used is None else used
+        if named:
+            steps.append(Step(kind="tool_call", tool="record_trajectory", result={"used_skills": named}, ok=True))
         if steps:
             traj_store.append(traj.trajectory_id, steps)
         traj_store.link_skills(traj.trajectory_id, list(shown))
         if close:
-            traj_store.close(traj.trajectory_id, traj.outcome)
+            traj_store.close_trajectory(traj.trajectory_id, traj.outcome)
         return traj.trajectory_id
 
     return write

@@ -82,7 +82,7 @@ def test_an_open_trajectory_waits_until_it_closes(hash_bank, skill_factory, step
     seed(hash_bank, skill_factory)
     tid = save(steps.trajectory(tid="t1"), shown=["helpful"], close=False)
     assert apply_outcomes(traj_store, hash_bank).trajectories == 0
-    traj_store.close(tid, "success")
+    traj_store.close_trajectory(tid, "success")
     assert apply_outcomes(traj_store, hash_bank).trajectories == 1
     assert hash_bank.get("helpful").successes == 1
 

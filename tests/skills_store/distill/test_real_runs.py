@@ -96,7 +96,7 @@ async def test_a_bug_that_survives_the_attempted_fix_becomes_a_pitfall(make_repo
     assert "What did not fix it: convert the value to the expected type" in skill.strategy
 
 
-async def test_a_distilled_skill_is_suggested_next_time_and_gains_confidence_when_it_helps(
+async def test_a_distilled_skill_is_suggested_next_time_and_gains_confidence_when_it_is_used(
     make_repo, repo_settings, tmp_path
 ) -> None:
     first = repo_settings(make_repo(SHOP))
@@ -114,7 +114,9 @@ async def test_a_distilled_skill_is_suggested_next_time_and_gains_confidence_whe
     async with Client(create_server(deps)) as client:
         failed = await client.call_tool("run_tests", {})
         await client.call_tool("apply_patch", {"patch": TYPO_FIX})
-        await client.call_tool("record_trajectory", {"steps": [], "outcome": "success", "final": True})
+        await client.call_tool(
+            "record_trajectory", {"steps": [], "outcome": "success", "final": True, "used_skills": [skill_id]}
+        )
         await deps.capture.flush()
     assert skill_id in [s["skill_id"] for s in failed.structured_content["suggested_skills"]]
     bank = open_bank(second)
