@@ -114,7 +114,7 @@ def build(store: SQLiteTrajectoryStore, n: int, seed: int = 7) -> int:
         steps, outcome = _steps(rng)
         tid = store.create(trajectory_id=f"bench-{i:06d}", repo=f"acme/repo{i % 5}").trajectory_id
         store.append(tid, steps)
-        store.close(tid, outcome)
+        store.close_trajectory(tid, outcome)
         total += len(steps)
     return total
 
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         pass_s = time.perf_counter() - t0
         skills = bank.count()
         bank.close()
-        store.shutdown()
+        store.close()
 
     read_tps, distill_tps, pass_tps = n / read_s, n / distill_s, n / pass_s
     ok_distill, ok_pass = distill_tps >= TARGET_DISTILL_TPS, pass_tps >= TARGET_PASS_TPS

@@ -350,7 +350,7 @@ class SessionCapture:
                 self.store.update(tid, task=clean_task, outcome=outcome)
             status: TrajectoryStatus = "open"
             if final:
-                status = self.store.close(tid, outcome).status
+                status = self.store.close_trajectory(tid, outcome).status
             return RecordResult(trajectory_id=tid, steps_recorded=len(clean), total_steps=total, status=status)
 
         result = await anyio.to_thread.run_sync(work)

@@ -95,7 +95,7 @@ class TrajectoryStore(Protocol):
         reward: float | None = None,
     ) -> Trajectory: ...
 
-    def close(self, trajectory_id: str, outcome: Outcome | None = None) -> Trajectory: ...
+    def close_trajectory(self, trajectory_id: str, outcome: Outcome | None = None) -> Trajectory: ...
 
     def link_skills(self, trajectory_id: str, skill_ids: Sequence[str]) -> None:
         """Remember that these skills were shown in the trajectory (for confidence updates on close)."""
@@ -142,6 +142,10 @@ class TrajectoryStore(Protocol):
 
     def close_stale(self, idle_for: timedelta, outcome: Outcome = "abandoned") -> builtins.list[str]:
         """Close every open trajectory with no write for `idle_for` (left by a crashed client); return the ids."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's connections (every resource of this package has this one verb)."""
         ...
 
 

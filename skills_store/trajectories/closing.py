@@ -51,6 +51,6 @@ def close_with_inferred_outcome(store: TrajectoryStore, trajectory_id: str, ende
         outcome, why = infer_outcome(traj)
         note = Step(kind="observation", tool=NOTE_TOOL, content=f"{ended}; outcome {outcome}: {why}")
         store.append(trajectory_id, [note])
-        return store.close(trajectory_id, outcome)
+        return store.close_trajectory(trajectory_id, outcome)
     except InvalidInput:
         return None

@@ -72,8 +72,8 @@ class SQLiteTrajectoryStore:
                 self._readers[key] = conn
         return conn
 
-    def shutdown(self) -> None:
-        """Close every connection; the store cannot be used afterwards. (`close` closes a trajectory.)"""
+    def close(self) -> None:
+        """Close every connection; the store cannot be used afterwards. (`close_trajectory` closes a trajectory.)"""
         self._writer.close()
         with self._readers_lock:
             for conn in self._readers.values():
@@ -86,7 +86,7 @@ class SQLiteTrajectoryStore:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.shutdown()
+        self.close()
 
     @property
     def commits(self) -> int:
@@ -204,7 +204,8 @@ class SQLiteTrajectoryStore:
         self._writer.write(write)
         return self.get(trajectory_id, with_steps=False)
 
-    def close(self, trajectory_id: str, outcome: Outcome | None = None) -> Trajectory:
+    def close_trajectory(self, trajectory_id: str, outcome: Outcome | None = None) -> Trajectory:
+        """Close a trajectory (no more steps), with `outcome` if given; closing a closed one is refused."""
         if outcome is not None and outcome not in OUTCOMES:
             raise InvalidInput(f"unknown outcome {outcome!r}; use one of {sorted(OUTCOMES)}")
 

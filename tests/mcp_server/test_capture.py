@@ -57,7 +57,7 @@ async def test_secrets_in_arguments_and_results_never_reach_the_database(tmp_pat
             "record_trajectory",
             {"steps": [{"kind": "observation", "content": f"token is {secret}", "args": {"password": "hunter2!x"}}]},
         )
-    store.shutdown()
+    store.close()
     con = sqlite3.connect(tmp_path / "trajectories.db")
     dump = "\n".join(con.iterdump())
     con.close()
@@ -170,7 +170,7 @@ async def test_a_trajectory_closed_behind_the_session_starts_a_new_one(tmp_path:
     async with mcp.Client(make_server(tmp_path, store, capture)) as client:
         await client.call_tool("echo", {"text": "first"})
         first = store.list()[0].trajectory_id
-        store.close(first, "success")
+        store.close_trajectory(first, "success")
         await client.call_tool("echo", {"text": "second"})
     newest = store.list()[0]
     assert newest.trajectory_id != first

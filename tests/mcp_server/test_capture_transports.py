@@ -95,4 +95,4 @@ async def test_a_stdio_session_is_one_trajectory(tmp_path: Path, mode: str) -> N
     assert _texts(store, traj) == ["s0", "s1", "s2"]
     if mode == "legacy":
         assert traj.status == "closed"
-    store.shutdown()
+    store.close()

@@ -197,7 +197,7 @@ def record_fix(home: Path) -> str:
             ],
         )  # fmt: skip
         store.link_skills(tid, ["sk-typo"])
-        store.close(tid, "success")
+        store.close_trajectory(tid, "success")
     return tid
 
 

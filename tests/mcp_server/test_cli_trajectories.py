@@ -32,9 +32,9 @@ def filled(skillbank_home: Path) -> dict[str, str]:
             ],
         )
         store.update(done, reward=1.0)
-        store.close(done, "success")
+        store.close_trajectory(done, "success")
         failed = store.create(task="port to v2").trajectory_id
-        store.close(failed, "failure")
+        store.close_trajectory(failed, "failure")
         live = store.create(task="still going").trajectory_id
     return {"done": done, "failed": failed, "live": live}
 

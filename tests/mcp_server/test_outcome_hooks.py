@@ -41,7 +41,7 @@ def close_one(store: SQLiteTrajectoryStore, outcome: str, shown: list[str], step
     if steps:
         store.append(tid, [Step(**s) for s in steps])
     store.link_skills(tid, shown)
-    store.close(tid, outcome)
+    store.close_trajectory(tid, outcome)
     return tid
 
 
@@ -57,7 +57,7 @@ def test_outcomes_are_always_wired_and_distilling_only_when_configured(test_sett
     assert len(on_close_callbacks(lazy, store, test_settings)) == 1
     on = test_settings.model_copy(update={"distill_on_close": True})
     assert len(on_close_callbacks(lazy, store, on)) == 2
-    store.shutdown()
+    store.close()
 
 
 def test_a_close_before_the_bank_opens_is_counted_on_the_next_close(seeded: Settings) -> None:
@@ -73,7 +73,7 @@ def test_a_close_before_the_bank_opens_is_counted_on_the_next_close(seeded: Sett
     assert bank is not None
     assert bank.get("shown").successes == 2
     anyio.run(lazy.aclose)
-    store.shutdown()
+    store.close()
 
 
 def test_the_background_pass_distils_the_closed_trajectory(seeded: Settings) -> None:
@@ -85,7 +85,7 @@ def test_the_background_pass_distils_the_closed_trajectory(seeded: Settings) -> 
     assert [s.pattern for s in bank.list_skills() if tid in s.sources] == ["NameError: name '<name>' is not defined"]
     assert store.pending_for("heuristic") == []
     anyio.run(lazy.aclose)
-    store.shutdown()
+    store.close()
 
 
 def test_the_background_pass_leaves_the_work_to_a_pass_already_running(seeded: Settings) -> None:
@@ -97,7 +97,7 @@ def test_the_background_pass_leaves_the_work_to_a_pass_already_running(seeded: S
         OutcomeHooks(lazy, store, distill=True).distill_closed(store.get(tid))
     assert [t.trajectory_id for t in store.pending_for("heuristic")] == [tid]
     anyio.run(lazy.aclose)
-    store.shutdown()
+    store.close()
 
 
 @pytest.mark.anyio

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 def env(tmp_path: Path):
     store, capture = make_capture(tmp_path)
     yield store, make_server(tmp_path, store, capture)
-    store.shutdown()
+    store.close()
 
 
 async def test_steps_task_and_outcome_are_recorded_and_final_closes(env) -> None:
@@ -120,7 +120,7 @@ async def test_an_oversized_step_is_a_tool_error_and_nothing_of_the_call_is_stor
 async def test_writing_to_a_closed_trajectory_is_a_tool_error(env) -> None:
     store, server = env
     done = store.create().trajectory_id
-    store.close(done, "success")
+    store.close_trajectory(done, "success")
     async with mcp.Client(server) as client:
         result = await client.call_tool(
             "record_trajectory", {"trajectory_id": done, "steps": [{"kind": "thought", "content": "late"}]}

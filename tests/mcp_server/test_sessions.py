@@ -27,7 +27,7 @@ BATCH = 250
 def env(tmp_path: Path):
     store, capture = make_capture(tmp_path)
     yield store, make_server(tmp_path, store, capture)
-    store.shutdown()
+    store.close()
 
 
 async def test_eight_stateless_clients_with_one_name_keep_their_steps_apart(env) -> None:

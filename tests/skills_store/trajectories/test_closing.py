@@ -50,7 +50,7 @@ def test_the_agents_own_outcome_wins_over_the_test_run(store) -> None:
 
 def test_a_closed_or_missing_trajectory_is_left_alone(store) -> None:
     tid = store.create().trajectory_id
-    store.close(tid, "success")
+    store.close_trajectory(tid, "success")
     assert close_with_inferred_outcome(store, tid, "session ended") is None
     assert store.step_count(tid) == 0
     assert close_with_inferred_outcome(store, "traj-nope", "session ended") is None

@@ -48,7 +48,7 @@ def test_the_migration_runs_once(tmp_path: Path) -> None:
     with SQLiteTrajectoryStore(db) as store:
         tid = store.create(workspace=str(api), repo="api").trajectory_id
     _as_before_the_migration(db)
-    SQLiteTrajectoryStore(db).shutdown()
+    SQLiteTrajectoryStore(db).close()
     with sqlite3.connect(db) as conn:
         conn.execute("UPDATE trajectories SET repo = 'set-by-hand' WHERE id = ?", (tid,))
     with SQLiteTrajectoryStore(db) as store:
@@ -82,7 +82,7 @@ def test_skills_distilled_under_the_old_name_are_renamed_when_the_bank_opens(tmp
     with SQLiteTrajectoryStore(home / "trajectories.db") as store:
         store.create(source="claude-code", workspace=str(api), repo="api")
     _as_before_the_migration(home / "trajectories.db")
-    SQLiteTrajectoryStore(home / "trajectories.db").shutdown()
+    SQLiteTrajectoryStore(home / "trajectories.db").close()
 
     with SkillBank.open(home, embedder) as bank:
         assert bank.get("old").repo == "acme/api"

@@ -27,7 +27,7 @@ def _one_session(store: TrajectoryStore) -> str:
     store.append(tid, [Step(kind="thought", content="read the traceback")])
     store.link_skills(tid, ["sk-2", "sk-1", "sk-2"])
     store.update(tid, reward=1.0)
-    store.close(tid, "success")
+    store.close_trajectory(tid, "success")
     return tid
 
 
@@ -83,7 +83,7 @@ def test_appending_to_an_unknown_trajectory_is_not_found(store: SQLiteTrajectory
 def test_writing_to_a_closed_trajectory_is_refused_and_changes_nothing(store: SQLiteTrajectoryStore) -> None:
     traj = store.create()
     store.append(traj.trajectory_id, [Step(kind="thought", content="x")])
-    closed = store.close(traj.trajectory_id, "success")
+    closed = store.close_trajectory(traj.trajectory_id, "success")
     assert (closed.status, closed.outcome) == ("closed", "success")
     assert closed.closed_at is not None
     with pytest.raises(InvalidInput, match="is closed"):
@@ -91,7 +91,7 @@ def test_writing_to_a_closed_trajectory_is_refused_and_changes_nothing(store: SQ
     with pytest.raises(InvalidInput, match="is closed"):
         store.update(traj.trajectory_id, task="other")
     with pytest.raises(InvalidInput, match="is closed"):
-        store.close(traj.trajectory_id)
+        store.close_trajectory(traj.trajectory_id)
     assert store.step_count(traj.trajectory_id) == 1
     assert store.get(traj.trajectory_id).task is None
 
@@ -167,7 +167,7 @@ def test_shown_skills_are_linked_once_in_first_shown_order(store: SQLiteTrajecto
 
 def test_list_is_newest_first_and_filters_by_status_and_time(store: SQLiteTrajectoryStore) -> None:
     ids = [store.create(task=f"t{i}").trajectory_id for i in range(3)]
-    store.close(ids[0], "success")
+    store.close_trajectory(ids[0], "success")
     assert [t.trajectory_id for t in store.list()] == ids[::-1]
     assert [t.trajectory_id for t in store.list(status="closed")] == [ids[0]]
     assert [t.trajectory_id for t in store.list(limit=1, offset=1)] == [ids[1]]
@@ -180,8 +180,8 @@ def test_list_is_newest_first_and_filters_by_status_and_time(store: SQLiteTrajec
 def test_pending_for_lists_closed_unprocessed_trajectories_per_distiller(store: SQLiteTrajectoryStore) -> None:
     a, b, c = (store.create().trajectory_id for _ in range(3))
     store.append(a, [Step(kind="thought", content="x")])
-    store.close(a, "success")
-    store.close(b, "failure")
+    store.close_trajectory(a, "success")
+    store.close_trajectory(b, "failure")
     pending = store.pending_for("heuristic")
     assert [t.trajectory_id for t in pending] == [a, b]
     assert pending[0].steps[0].content == "x"
@@ -193,7 +193,7 @@ def test_pending_for_lists_closed_unprocessed_trajectories_per_distiller(store: 
 
 def test_marking_an_unknown_trajectory_processed_marks_nothing(store: SQLiteTrajectoryStore) -> None:
     a = store.create().trajectory_id
-    store.close(a)
+    store.close_trajectory(a)
     with pytest.raises(NotFound, match="traj-missing"):
         store.mark_processed([a, "traj-missing"], "heuristic")
     assert [t.trajectory_id for t in store.pending_for("heuristic")] == [a]
