@@ -12,7 +12,7 @@ import typer
 
 
 def build_app() -> typer.Typer:
-    from mcp_server.cli import agent, demo, distill, hook, install, sandbox, serve, skills, tasks, trajectories
+    from mcp_server.cli import agent, demo, distill, eval, hook, install, sandbox, serve, skills, tasks, trajectories
 
     app = typer.Typer(
         name="skillbank",
@@ -32,6 +32,7 @@ def build_app() -> typer.Typer:
     app.command("install")(install.install)
     app.command("uninstall")(install.uninstall)
     app.add_typer(tasks.app, name="tasks")
+    app.command("eval")(eval.eval_)
     return app
 
 

@@ -1,0 +1,83 @@
+"""What one attempt produced, and the append-only log of attempts that makes an eval resumable.
+
+Every finished attempt is one JSON line in `attempts.jsonl`, written and flushed before the next begins; a rerun
+with the same output dir skips every attempt already in the log. A line cut short by a crash is ignored (that
+attempt simply runs again).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+Phase = Literal["train", "heldout"]
+Condition = Literal["skills", "no_skills"]
+
+
+class AttemptRecord(BaseModel):
+    round: int
+    phase: Phase
+    condition: Condition
+    task_id: str
+    attempt: int
+    resolved: bool
+    valid: bool
+    """False when grading timed out or showed no evidence (counted apart from failures)."""
+    status: str
+    """The grading run's status, or `patch_refused` / `no_patch` / `solver_error`."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    cost_usd: float | None = None
+    """Known only for models with published prices."""
+    wall_s: float = 0.0
+    candidates: int = 0
+    best_reward: float | None = None
+    patch: str = ""
+    skills_shown: list[str] = Field(default_factory=list)
+    trajectory_id: str | None = None
+    error: str | None = None
+
+    @property
+    def key(self) -> str:
+        return attempt_key(self.round, self.phase, self.condition, self.task_id, self.attempt)
+
+    @property
+    def pair_key(self) -> str:
+        """Identifies the (task, attempt) across conditions, for the paired comparison."""
+        return f"{self.task_id}#{self.attempt}"
+
+
+def attempt_key(round_: int, phase: str, condition: str, task_id: str, attempt: int) -> str:
+    return f"r{round_}/{phase}/{condition}/{task_id}/{attempt}"
+
+
+class AttemptLog:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.records: dict[str, AttemptRecord] = {}
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                try:
+                    record = AttemptRecord.model_validate(json.loads(line))
+                except (json.JSONDecodeError, ValidationError):
+                    continue
+                self.records[record.key] = record
+
+    def done(self, key: str) -> bool:
+        return key in self.records
+
+    def append(self, record: AttemptRecord) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(record.model_dump_json() + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        self.records[record.key] = record
+
+    def select(self, *, round_: int, phase: Phase, condition: Condition) -> list[AttemptRecord]:
+        return [r for r in self.records.values() if r.round == round_ and r.phase == phase and r.condition == condition]
