@@ -101,8 +101,8 @@ KEYED = {
 #: How agents store a text: (name, the sample in that form, the secret in that form).
 FORMS: tuple[tuple[str, Callable[[str], str], Callable[[str], str]], ...] = (
     ("plain", lambda t: t, lambda s: s),
-    ("json, after \\n", lambda t: json.dumps({"stdout": "ok\n" + t}), lambda s: json.dumps(s)[1:-1]),
-    ("json, after \\t", lambda t: json.dumps({"out": "x\t" + t}), lambda s: json.dumps(s)[1:-1]),
+    ("json after \\n", lambda t: json.dumps({"stdout": "ok\n" + t}), lambda s: json.dumps(s)[1:-1]),
+    ("json after \\t", lambda t: json.dumps({"out": "x\t" + t}), lambda s: json.dumps(s)[1:-1]),
     (
         "json of json",
         lambda t: json.dumps(json.dumps({"stdout": "ok\n" + t})),
@@ -301,11 +301,13 @@ def write_report(results, speed, pos, clean, code, diff_size: int, checks) -> No
 Machine: {platform.machine()}, {os.cpu_count()} cores (load {load} when it ran), Python {platform.python_version()},
 {platform.platform()}. Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.
 
-Corpus: {len(pos)} samples: secrets of {len(GENERATORS)} kinds in the contexts of `bench/data/redaction/contexts.json`,
-each in {len(FORMS)} forms ({", ".join(f for f, _, _ in FORMS)}); generated from a fixed seed. Negatives:
+Corpus: {len(pos)} samples: secrets of {len(GENERATORS)} kinds in the contexts of
+`bench/data/redaction/contexts.json`, each in {len(FORMS)} forms ({"; ".join(f for f, _, _ in FORMS)}); generated
+from a fixed seed. Negatives:
 {len(clean)} clean samples (`bench/data/redaction/clean.txt`: hashes, UUIDs, base64 test data, lockfiles, logs,
 escaped test output, harmless `KEY=value` diff lines) and {len(code):,} non-blank source lines of
-{", ".join(CODE_PACKAGES)}. Recall is by sample: a sample counts when no 8-character piece of its secret is left.
+{", ".join(CODE_PACKAGES)}. Recall is by sample: a sample counts when no 8-character piece of its secret is
+left.
 
 {table}
 {ratios}

@@ -174,6 +174,10 @@ class Redactor:
         self._rules = tuple(r for r in every if not r.windowed)
         self._windowed = tuple(r for r in every if r.windowed)
         self._needles = tuple(dict.fromkeys(n for r in self._windowed for n in r.needles))
+        every_needle = sorted({n for r in every for n in r.needles}, key=len, reverse=True)
+        self._needle_re = re.compile("|".join(map(re.escape, every_needle))) if every_needle else None
+        #: A needle found also stands for the needles inside it (`private key` holds `key`).
+        self._implied = {n: frozenset(m for m in every_needle if m in n) for n in every_needle}
         self._entropy = entropy
 
     def redact_text(self, text: str) -> str:
@@ -191,11 +195,18 @@ class Redactor:
 
     def _spans(self, text: str, skip: Sequence[tuple[int, int]] = ()) -> tuple[list[Span], list[Span]]:
         """What the rules find, and the random-looking tokens (which give way to a rule's finding)."""
-        spans = _run(self._rules, text)
-        if self._windowed:
-            lowered = text.lower()
-            if len(text) <= SMALL or len(lowered) != len(text):  # (a few characters lower-case to two)
-                spans += _run([r for r in self._windowed if any(n in lowered for n in r.needles)], text)
+        lowered = text.lower()
+        if len(text) <= SMALL:  # a short text: skip the rules whose needles it lacks, scan it whole
+            present: set[str] = set()
+            for needle in set(self._needle_re.findall(lowered)) if self._needle_re else ():
+                present |= self._implied[needle]
+            rules = [r for r in (*self._rules, *self._windowed) if not r.needles or present.intersection(r.needles)]
+            spans = _run(rules, text)
+        else:
+            spans = _run(self._rules, text)
+        if self._windowed and len(text) > SMALL:
+            if len(lowered) != len(text):  # a few characters lower-case to two: no shared offsets
+                spans += _run(self._windowed, text)
             else:
                 view = View(text, _outside(windows(text, lowered, self._needles), skip))
                 spans += view.to_original(_run(self._windowed, view.text))

@@ -52,7 +52,8 @@ class Rule:
     pattern: re.Pattern[str]
     group: int | str = 0
     needles: tuple[str, ...] = ()
-    """With `windowed`: the rule runs only around these substrings of the lower-cased text."""
+    """Every match contains one of these (lower-cased): a short text without any skips the rule, and a windowed
+    rule runs only around them."""
     check: Callable[[re.Match[str]], bool] | None = None
     """Extra test on the match; a match it rejects is left as it is."""
     windowed: bool = False
@@ -136,8 +137,16 @@ def _provider_ok(match: re.Match[str]) -> bool:
     return len(token) >= 32 and _mixed(token)
 
 
-def _rule(kind: str | None, pattern: str, *needles: str, group: int | str = 0, flags: int = 0, check=None) -> Rule:
-    return Rule(kind, re.compile(pattern, flags), group, tuple(n.lower() for n in needles), check, bool(needles))
+def _rule(
+    kind: str | None,
+    pattern: str,
+    *needles: str,
+    group: int | str = 0,
+    flags: int = 0,
+    check=None,
+    windowed: bool = False,
+) -> Rule:
+    return Rule(kind, re.compile(pattern, flags), group, tuple(n.lower() for n in needles), check, windowed)
 
 
 #: Every secret name contains one of these (see SECRET_WORD).
@@ -148,28 +157,32 @@ _B64 = r"A-Za-z0-9_\-"
 _AWS_IDS = "AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA"
 #: Well-known credential formats; the group name is the kind. One regex each: a literal prefix lets the regex
 #: engine jump from candidate to candidate, which an alternation of them all would not (20x slower).
-PROVIDERS = (
-    rf"(?P<anthropic_key>sk-ant-[a-z]+\d*-[{_B64}]{{20,}})",
-    rf"(?P<openai_key>sk-(?:proj-|svcacct-|admin-|None-)?(?=[{_B64}]*\d)[{_B64}]{{20,}})",
-    rf"(?P<aws_access_key>(?:{_AWS_IDS})[A-Z0-9]{{16}}(?![A-Za-z0-9]))",
-    r"(?P<github_token>gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})",
-    r"(?P<gitlab_token>gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,})",
-    r"(?P<slack_token>xox[abposre]-[A-Za-z0-9\-]{10,})",
-    r"(?P<slack_webhook>https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+)",
-    rf"(?P<google_api_key>AIza[{_B64}]{{35}})",
-    rf"(?P<google_oauth>ya29\.[{_B64}]{{20,}}|GOCSPX-[{_B64}]{{20,}}|1//0[{_B64}]{{30,}})",
-    r"(?P<stripe_key>(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,})",
-    r"(?P<huggingface_token>hf_[A-Za-z0-9]{30,})",
-    r"(?P<npm_token>npm_[A-Za-z0-9]{36}(?![A-Za-z0-9]))",
-    rf"(?P<pypi_token>pypi-AgE[{_B64}]{{50,}})",
-    rf"(?P<jwt>eyJ[{_B64}]{{8,}}\.eyJ[{_B64}]{{8,}}\.[{_B64}]*)",
+PROVIDERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (rf"(?P<anthropic_key>sk-ant-[a-z]+\d*-[{_B64}]{{20,}})", ("sk-ant-",)),
+    (rf"(?P<openai_key>sk-(?:proj-|svcacct-|admin-|None-)?(?=[{_B64}]*\d)[{_B64}]{{20,}})", ("sk-",)),
+    (rf"(?P<aws_access_key>(?:{_AWS_IDS})[A-Z0-9]{{16}}(?![A-Za-z0-9]))", tuple(_AWS_IDS.split("|"))),
+    (r"(?P<github_token>gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})", ("gh", "github_pat_")),
+    (r"(?P<gitlab_token>gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,})", ("gl",)),
+    (r"(?P<slack_token>xox[abposre]-[A-Za-z0-9\-]{10,})", ("xox",)),
+    (r"(?P<slack_webhook>https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+)", ("hooks.",)),
+    (rf"(?P<google_api_key>AIza[{_B64}]{{35}})", ("aiza",)),
+    (
+        rf"(?P<google_oauth>ya29\.[{_B64}]{{20,}}|GOCSPX-[{_B64}]{{20,}}|1//0[{_B64}]{{30,}})",
+        ("ya29.", "gocspx-", "1//0"),
+    ),
+    (r"(?P<stripe_key>(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,})", ("_live_", "_test_")),
+    (r"(?P<huggingface_token>hf_[A-Za-z0-9]{30,})", ("hf_",)),
+    (r"(?P<npm_token>npm_[A-Za-z0-9]{36}(?![A-Za-z0-9]))", ("npm_",)),
+    (rf"(?P<pypi_token>pypi-AgE[{_B64}]{{50,}})", ("pypi-",)),
+    (rf"(?P<jwt>eyJ[{_B64}]{{8,}}\.eyJ[{_B64}]{{8,}}\.[{_B64}]*)", ("eyj",)),
 )
 PRIVATE_KEY = _rule(
     "private-key",
     r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END \1PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    "private key",
     flags=re.DOTALL,
 )
-PROVIDER_RULES: tuple[Rule, ...] = (PRIVATE_KEY, *(_rule(None, p, check=_provider_ok) for p in PROVIDERS))
+PROVIDER_RULES: tuple[Rule, ...] = (PRIVATE_KEY, *(_rule(None, p, *n, check=_provider_ok) for p, n in PROVIDERS))
 
 #: An unquoted value inside a line ends at white space, quotes, escapes and the punctuation around values.
 _BARE = r"[^\s\"'`\\,;&|<>(){}\[\]]+"
@@ -179,16 +192,19 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"(?i:aws)[\w.\-]{0,30}?(?i:secret|key)[\w.\-]{0,20}[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
         "aws",
         group="s",
+        windowed=True,
     ),
     _rule(
         "url-password",
         r"://[^\s:/@\"'<>\\]{1,128}:(?P<s>[^\s@/\"'<>\\]{1,256})@",
+        "://",
         group="s",
         check=_group_ok(lambda v: value_ok(v) and len(plain(v)) >= 4),
     ),
     _rule(
         "url-secret",
         r"[?&;](?P<name>[A-Za-z0-9_.\-]{1,64})=(?P<s>[^&#\s\"'<>\\]{1,1024})",
+        "=",
         group="s",
         check=_query_ok,
     ),
@@ -199,6 +215,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "bearer",
         "authorization",
         group="s",
+        windowed=True,
         check=_group_ok(secretish),
     ),
     _rule(
@@ -207,6 +224,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         r"(?P<s>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'#][^\n#]*?)[ \t]*(?:#.*)?$",
         *NAME_NEEDLES,
         group="s",
+        windowed=True,
         flags=re.MULTILINE,
         check=_env_ok,
     ),
@@ -215,6 +233,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         rf"(?P<name>(?i:{SECRET_WORD})[A-Za-z0-9_.\-]*)(?P<sep>=)(?P<s>{_BARE})",
         *NAME_NEEDLES,
         group="s",
+        windowed=True,
         check=_named_ok,
     ),
     _rule(
@@ -222,11 +241,13 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         rf"(?i:{SECRET_WORD})[A-Za-z0-9_.\-]*[\"']?\s*(?::=|=|:|=>)\s*(?P<q>[\"'])(?P<s>(?:(?!(?P=q))[^\n]){{1,512}}?)(?P=q)",
         *NAME_NEEDLES,
         group="s",
+        windowed=True,
         check=_group_ok(secretish),
     ),
     _rule(
         "cli-secret",
         r"(?i:--(?:password|passwd|token|api-key|apikey|secret|client-secret|access-key))(?:=|\s+)(?P<s>[^\s\"'-][^\s\"']*)",
+        "--",
         group="s",
         check=_group_ok(secretish),
     ),
@@ -235,6 +256,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         rf"^[+\-]?[ \t]*-?[ \t]*(?i:{SECRET_NAME})[ \t]*:[ \t]+(?P<s>[^\s\"'#|>&*!\[{{][^\s]*)[ \t]*$",
         *NAME_NEEDLES,
         group="s",
+        windowed=True,
         flags=re.MULTILINE,
         check=_group_ok(_yaml_value_ok),
     ),
@@ -243,6 +265,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         rf"(?P<name>(?i:{SECRET_WORD})[A-Za-z0-9_.\-]*)[\"']?(?P<sep>:)[ \t]+(?P<s>{_BARE})",
         *NAME_NEEDLES,
         group="s",
+        windowed=True,
         check=_named_ok,
     ),
 )

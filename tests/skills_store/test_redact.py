@@ -45,6 +45,22 @@ def test_each_kind_of_secret_is_replaced_by_its_marker(text: str, kind: str) -> 
     assert f"[REDACTED:{kind}]" in out
 
 
+@pytest.mark.parametrize(
+    ("token", "kind"),
+    [
+        ("github_" + "pat_" + A36[:22] + "_" + (A36 * 2)[:59], "github-token"),
+        ("gl" + "pat-" + A36[:20], "gitlab-token"),
+        ("sk_" + "live_" + A36[:24], "stripe-key"),
+        ("hf_" + A36[:34], "huggingface-token"),
+        ("npm_" + A36, "npm-token"),
+        ("ya29." + A36, "google-oauth"),
+        ("ASIA" + "IOSFODNN7EXAMPL1", "aws-access-key"),
+    ],
+)
+def test_every_provider_format_is_found_by_its_own_rule_not_only_by_entropy(token: str, kind: str) -> None:
+    assert Redactor(entropy=False).redact_text(f"value: {token}") == f"value: [REDACTED:{kind}]"
+
+
 def test_only_the_secret_part_of_a_match_is_replaced() -> None:
     assert (
         R.redact_text("postgres://app:" + "S3cr3t!pw@db:5432/app")
