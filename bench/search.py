@@ -23,6 +23,7 @@ import random
 import re
 import statistics
 import time
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -111,9 +112,13 @@ def queries(n: int, seed: int) -> list[str]:
     for i in range(n):
         shift = seed * 1000 + i
         text = rng.choice(tracebacks)
-        text = re.sub(r"line (\d+)", lambda m, s=shift: f"line {int(m.group(1)) + s}", text.rstrip())
+        text = re.sub(r"line (\d+)", partial(_shift_line, shift=shift), text.rstrip())
         out.append(f"{text} (case {shift})")
     return out
+
+
+def _shift_line(match: re.Match[str], shift: int) -> str:
+    return f"line {int(match.group(1)) + shift}"
 
 
 def pct(values: list[float], q: float) -> float:
