@@ -194,6 +194,8 @@ def record_fix(home: Path) -> str:
                 Step(kind="tool_call", tool="apply_patch", ok=True, args={"patch": patch, "dry_run": False},
                      result={"applied": True, "files": ["modify shop.py"], "fuzzy": False}),
                 Step(kind="tool_call", tool="run_tests", ok=True, args={"tests": None}, result={"status": "passed"}),
+                # the agent says it applied the skill (record_trajectory(used_skills=...)): only then it moves
+                Step(kind="tool_call", tool="record_trajectory", ok=True, result={"used_skills": ["sk-typo"]}),
             ],
         )  # fmt: skip
         store.link_skills(tid, ["sk-typo"])
