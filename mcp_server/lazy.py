@@ -8,11 +8,14 @@ awaits `get()`.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
+import anyio.lowlevel
 
 from skills_store.errors import ConfigError
 
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
     from skills_store.bank import SkillBank
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: After a failed open, the next request more than this many seconds later tries again.
 RETRY_AFTER_S = 30.0
@@ -54,7 +58,7 @@ class LazySkillBank:
 
     async def _open(self) -> None:
         try:
-            self._bank = await anyio.to_thread.run_sync(self._opener, abandon_on_cancel=True)
+            self._bank = await _in_daemon_thread(self._opener)
             self._error = None
         except ConfigError as exc:
             log.error("skill bank unavailable: %s", exc)
@@ -84,3 +88,29 @@ class LazySkillBank:
         if self._bank is not None:
             bank, self._bank = self._bank, None
             await anyio.to_thread.run_sync(bank.close)
+
+
+async def _in_daemon_thread(fn: Callable[[], T]) -> T:
+    """`fn()` in a daemon thread, awaited; cancelling the wait abandons the thread.
+
+    Opening the bank imports torch and loads the model (seconds). In an anyio worker thread (not a daemon) the
+    interpreter would wait for it at exit, so a client that disconnects during the load would keep the server
+    alive until the load ends. A daemon thread is simply left behind when the server exits.
+    """
+    token = anyio.lowlevel.current_token()
+    done = anyio.Event()
+    future: Future[T] = Future()
+
+    def work() -> None:
+        try:
+            future.set_result(fn())
+        except BaseException as exc:  # handed to the awaiting task
+            future.set_exception(exc)
+        try:
+            anyio.from_thread.run_sync(done.set, token=token)
+        except Exception:  # the event loop is gone (the server exited): nobody is waiting
+            log.debug("skill bank opened after the server stopped waiting")
+
+    threading.Thread(target=work, name="skillbank-open-bank", daemon=True).start()
+    await done.wait()
+    return future.result()

@@ -54,7 +54,7 @@ def serve(
     chosen = select_tools(transport, tools, allow_exec)
     limit_arenas()
     with clean_errors():
-        from mcp_server.app import create_server
+        from mcp_server.app import create_server, run_stdio
         from mcp_server.http import check_bind
         from mcp_server.services import build_deps
 
@@ -63,8 +63,7 @@ def serve(
             check_bind(host, token, allowed_host or ())
         deps = build_deps(settings, workspace=workspace, tools=chosen)
         if transport == "stdio":
-            server = create_server(deps)
-            anyio.run(server.run_stdio_async)
+            run_stdio(create_server(deps))
         else:
             from mcp_server.http import serve_http
 

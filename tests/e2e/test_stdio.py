@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -64,3 +66,50 @@ async def test_serve_no_skills_hides_search_and_suggests_nothing_over_stdio(tmp_
     assert ran.structured_content["status"] == "failed"
     assert ran.structured_content["suggested_skills"] == []
     assert searched.is_error
+
+
+def _server_pid(home: Path) -> int:
+    for entry in Path("/proc").iterdir():
+        try:
+            ours = entry.name.isdigit() and os.readlink(entry / "cwd") == str(home)
+            if ours and b"serve" in (entry / "cmdline").read_bytes():
+                return int(entry.name)
+        except OSError:
+            continue
+    raise LookupError("no server process")
+
+
+async def test_the_server_leaves_at_once_when_its_client_disconnects_during_the_model_load(
+    tmp_path: Path, skillbank_exe
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "SKILLBANK_HOME": str(home)}
+    env.pop("SKILLBANK_EMBEDDER", None)
+    params = StdioServerParameters(
+        command=skillbank_exe, args=["serve", "--workspace", str(tmp_path)], env=env, cwd=str(home)
+    )
+    client = Client(params)
+    await client.__aenter__()
+    try:
+        recorded = await client.call_tool("record_trajectory", {"steps": [{"kind": "thought", "content": "kept"}]})
+        tid = recorded.structured_content["trajectory_id"]
+        pid = _server_pid(home)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "search_skills", {"query": "ModuleNotFoundError: No module named 'x'"})
+            with anyio.fail_after(30):  # the search starts the model load: torch's library gets mapped
+                while b"libtorch" not in Path(f"/proc/{pid}/maps").read_bytes():
+                    await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()
+    finally:
+        start = time.perf_counter()
+        await client.__aexit__(None, None, None)
+        left_after = time.perf_counter() - start
+    assert not Path(f"/proc/{pid}").exists()
+    assert left_after < 1.0  # the load takes seconds; the SDK client would kill a server still alive at 2 s
+    from skills_store.trajectories.store import SQLiteTrajectoryStore
+
+    with SQLiteTrajectoryStore(home / "trajectories.db") as store:
+        traj = store.get(tid)
+    assert traj.steps[0].content == "kept"
+    assert traj.status == "closed"

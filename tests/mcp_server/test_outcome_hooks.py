@@ -9,12 +9,14 @@ import pytest
 from mcp import Client
 
 from mcp_server.app import create_server
+from mcp_server.capture import used_skills_step
 from mcp_server.lazy import LazySkillBank
 from mcp_server.outcome_hooks import OutcomeHooks, on_close_callbacks
 from mcp_server.services import build_deps, open_bank
 from mcp_server.settings import Settings
 from skills_store.distill.outcomes import file_lock
 from skills_store.models import Step
+from skills_store.redact import Redactor
 from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 MESSAGE = "NameError: name 'itms' is not defined\n\nshop.py:2: NameError"
@@ -37,9 +39,9 @@ def seeded(test_settings: Settings, skill_factory) -> Settings:
 
 
 def close_one(store: SQLiteTrajectoryStore, outcome: str, shown: list[str], steps: list[dict] = ()) -> str:
+    """A closed trajectory that was shown `shown` and says it used them (only used skills are credited)."""
     tid = store.create(task="t").trajectory_id
-    if steps:
-        store.append(tid, [Step(**s) for s in steps])
+    store.append(tid, [Step(**s) for s in steps] + ([used_skills_step(Redactor(), shown)] if shown else []))
     store.link_skills(tid, shown)
     store.close_trajectory(tid, outcome)
     return tid
@@ -110,7 +112,9 @@ async def test_a_session_closed_through_the_server_moves_confidence_and_is_disti
     async with Client(create_server(deps)) as client:
         found = await client.call_tool("search_skills", {"query": "KeyError: 'user'"})
         assert found.structured_content["skills"][0]["skill_id"] == "shown"
-        await client.call_tool("record_trajectory", {"steps": FIX_STEPS, "outcome": "success", "final": True})
+        await client.call_tool(
+            "record_trajectory", {"steps": FIX_STEPS, "used_skills": ["shown"], "outcome": "success", "final": True}
+        )
         await deps.capture.flush()
     bank = open_bank(settings)
     try:
