@@ -40,6 +40,8 @@ _NOT_A_VALUE_RE = re.compile(
 _CODE_LIKE_RE = re.compile(r"[A-Za-z_][A-Za-z_.]*(?:\[.*\]|\(.*\))?,?")
 _EXPRESSION_RE = re.compile(r"[A-Za-z_]\w*(?:\.\w+)+(?:\[.*|\(.*)?|[A-Za-z_]\w*[(\[].*")
 _MASKED_RE = re.compile(r"[*xX#./\- ]+")
+#: An absolute or relative path (`PWD=/home/me/app`, `token_file: ./run/secrets/t`): where a secret is, not one.
+_PATH_RE = re.compile(r"(?:~|\.{1,2})?/(?:[\w.\-]+/)+[\w.\-]*")
 _WORD_RE = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 
 
@@ -71,7 +73,9 @@ def plain(value: str) -> str:
 def value_ok(value: str) -> bool:
     """Not a placeholder, a reference to another variable, a boolean or a number."""
     value = plain(value)
-    return not (_NOT_A_VALUE_RE.match(value) or _MASKED_RE.fullmatch(value) or value.replace(".", "").isdigit())
+    if _NOT_A_VALUE_RE.match(value) or _MASKED_RE.fullmatch(value) or _PATH_RE.fullmatch(value):
+        return False
+    return not value.replace(".", "").isdigit()
 
 
 def secretish(value: str) -> bool:

@@ -229,6 +229,9 @@ def test_only_the_secret_of_escaped_text_is_replaced_and_the_json_stays_valid() 
         'log.info("%3d tokens, %5.1f%% cached", n, pct)',
         'path = "C:\\\\new\\\\tokens\\\\reader.py"',
         "+def test_password_reset_requires_token(client):",
+        "PWD=/home/me/projects/shop",
+        "pwd: /home/me/projects/shop",
+        "+  token_file: ./run/secrets/token",
     ],
 )
 def test_harmless_names_values_and_escaped_output_are_left_alone(text: str) -> None:
