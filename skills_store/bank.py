@@ -13,14 +13,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from skills_store.catalog import Catalog
 from skills_store.datadir import check_data_dir
-from skills_store.errors import ConfigError, InvalidInput, NotFound
+from skills_store.errors import InvalidInput, NotFound
 from skills_store.locks import ReadWriteLock, WriterLock
 from skills_store.models import Skill, utcnow
 from skills_store.protocols import Embedder, SkillStore
+from skills_store.record_sync import RecordSync
 from skills_store.search.engine import SearchConfig, SkillSearch
 from skills_store.search.filters import Filters, validate_filters
 from skills_store.search.fusion import ScoredSkill, SearchMode
@@ -59,6 +58,7 @@ class SkillBank:
         self._known: tuple[str | None, dict[str, list[str]]] = (None, {})
         queries = ReadWriteLock()
         self._writers = WriterLock(catalog, store, queries)
+        self.record = RecordSync(store, catalog, embedder, self._writers)
         self._executor: ThreadPoolExecutor | None = None
         self.searcher = SkillSearch(store, catalog, embedder, self.config.search, queries=queries, worker=self._worker)
 
@@ -85,10 +85,10 @@ class SkillBank:
         catalog = Catalog(home / "catalog.db")
         store = ChromaSkillStore(path=None if chroma_url else home / "chroma", url=chroma_url, embedder=embedder.name)
         bank = cls(store, catalog, embedder, config, redactor=redactor)
-        if reembed or catalog.get_meta("reembedding"):
-            bank.reembed()
-        bank._check_embedder()
-        bank.sync()
+        if reembed or bank.record.reembedding:
+            bank.record.reembed()
+        bank.record.check_embedder()
+        bank.record.sync()
         bank.rename_repos(read_repo_renames(home / "trajectories.db"))
         return bank
 
@@ -108,51 +108,14 @@ class SkillBank:
     ) -> None:
         self.close()
 
-    # -- consistency between the record (Chroma) and the catalog --------------------------------------------
-    def _check_embedder(self) -> None:
-        ident = f"{self.embedder.name}:{self.embedder.dim}"
-        stored = self.catalog.get_meta("embedder")
-        if stored is None or self.catalog.count() == 0:
-            self.catalog.set_meta("embedder", ident)
-        elif stored != ident:
-            raise ConfigError(
-                f"the skills in {self.catalog.path.parent} were embedded with {stored}, not {ident}: "
-                "run `skillbank skills reindex --reembed` or use the embedder they were built with"
-            )
-
+    # -- consistency between the record (Chroma) and the catalog: see `record_sync` --------------------------
     def reembed(self, batch: int = 512) -> int:
-        """Embed every skill again with this bank's embedder, into a fresh Chroma collection.
-
-        The catalog keeps every skill meanwhile; an interrupted run resumes on the next open.
-        """
-        ids = self.catalog.iter_ids()
-        with self._writers.exclusive():
-            self.catalog.set_meta("reembedding", "1")
-            self.store.recreate()
-        for start in range(0, len(ids), batch):
-            skills = self.catalog.get(ids[start : start + batch])
-            vectors = self.embedder.embed([s.document() for s in skills])
-            with self._writers.exclusive():
-                self.store.upsert(skills, vectors)
-                self.catalog.upsert(skills, vectors)
-        self.catalog.set_meta("embedder", f"{self.embedder.name}:{self.embedder.dim}")
-        self.catalog.set_meta("reembedding", "")
-        return len(ids)
-
-    def sync(self) -> int:
-        """Bring the catalog in line with Chroma (after a crash or another writer); returns skills re-read."""
-        if self.store.count() == self.catalog.count():
-            return 0
-        return self.rebuild_catalog()
+        """Embed every skill again with this bank's embedder (after changing it); returns how many."""
+        return self.record.reembed(batch)
 
     def rebuild_catalog(self) -> int:
-        with self._writers.exclusive():
-            records = self.store.iter_all()
-            stale: set[str] = set(self.catalog.iter_ids()) - {s.skill_id for s, _ in records}
-            self.catalog.delete(sorted(stale))
-            if records:
-                self.catalog.upsert([s for s, _ in records], np.stack([v for _, v in records]))
-            return len(records)
+        """Re-read the catalog from Chroma (`skillbank skills reindex`); returns how many skills."""
+        return self.record.rebuild_catalog()
 
     def flush(self) -> None:
         """Write use counters that changed since the last flush back to Chroma."""
