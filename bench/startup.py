@@ -3,6 +3,9 @@
 Cold start: spawn the process -> `initialize` -> `tools/list` answered, against a bare hello-world MCPServer
 with one tool spawned the same way (same interpreter, same client) in the same run. Target: <= 2x.
 
+Exit: from the client closing the server's stdin to the server process being gone, after `tools/list` (against
+the same bare server) and with a search in flight that is loading the embedding model. Target: <= 0.3 s.
+
 Memory: the server's RSS (from /proc) once the embedding model is loaded and a search has run, on a store holding
 the starter pack. Target: <= 600 MB.
 """
@@ -45,6 +48,26 @@ async def time_to_tools(args: list[str], home: Path) -> float:
         elapsed = time.perf_counter() - start
     assert tools.tools
     return elapsed * 1000
+
+
+async def time_to_exit(args: list[str], home: Path, *, during_load: bool = False) -> float:
+    """Seconds from closing the server's stdin to its exit (the SDK client waits for the process, up to 2 s)."""
+    client = Client(_params(args, home))
+    await client.__aenter__()
+    try:
+        await client.list_tools()
+        if during_load:
+            (pid,) = server_pids(home)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.call_tool, "search_skills", {"query": "KeyError: 'x'"})
+                with anyio.fail_after(60):
+                    while b"libtorch" not in Path(f"/proc/{pid}/maps").read_bytes():
+                        await anyio.sleep(0.01)
+                tg.cancel_scope.cancel()
+    finally:
+        start = time.perf_counter()
+        await client.__aexit__(None, None, None)
+    return time.perf_counter() - start
 
 
 def rss_mb(pid: int) -> float:
@@ -90,6 +113,11 @@ def main(rounds: int = 7) -> None:
         for _ in range(rounds):
             bare.append(anyio.run(time_to_tools, [str(hello)], home))
             ours.append(anyio.run(time_to_tools, ["-m", "mcp_server", "serve"], home))
+        exit_bare = [anyio.run(time_to_exit, [str(hello)], home) for _ in range(3)]
+        exit_ours = [anyio.run(time_to_exit, ["-m", "mcp_server", "serve"], home) for _ in range(3)]
+        exit_loading = [
+            anyio.run(lambda: time_to_exit(["-m", "mcp_server", "serve"], home, during_load=True)) for _ in range(3)
+        ]
         fresh = home / "fresh"
         fresh.mkdir()
         rss = anyio.run(loaded_rss, fresh)  # worst case: this process also embeds and stores the starter pack
@@ -107,6 +135,10 @@ def main(rounds: int = 7) -> None:
             f"{max(bare):.0f} | - | - |",
             f"| `skillbank serve` | {statistics.median(ours):.0f} | {min(ours):.0f} | {max(ours):.0f} | "
             f"<= 2x baseline | {ratio:.2f}x {'pass' if ratio <= 2 else 'FAIL'} |",
+            f"| exit after disconnect: bare server (baseline) | {statistics.median(exit_bare) * 1000:.0f} | "
+            f"{min(exit_bare) * 1000:.0f} | {max(exit_bare) * 1000:.0f} | - | - |",
+            _exit_row("exit after disconnect: `skillbank serve`, after tools/list", exit_ours),
+            _exit_row("exit after disconnect: `skillbank serve`, during the model load", exit_loading),
             f"| server RSS: model loaded, starter pack seeded, one search | {rss:.0f} MB | | | <= 600 MB | "
             f"{'pass' if rss <= 600 else 'FAIL'} |",
             "",
@@ -114,6 +146,14 @@ def main(rounds: int = 7) -> None:
     )
     print(report)
     write_report(report, "startup")
+
+
+def _exit_row(label: str, times: list[float]) -> str:
+    worst = max(times)
+    return (
+        f"| {label} | {statistics.median(times) * 1000:.0f} | {min(times) * 1000:.0f} | {worst * 1000:.0f} | "
+        f"<= 300 ms | {'pass' if worst <= 0.3 else 'FAIL'} |"
+    )
 
 
 if __name__ == "__main__":

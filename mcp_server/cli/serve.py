@@ -67,5 +67,5 @@ def serve(
         else:
             from mcp_server.http import serve_http
 
-            server = create_server(deps, warmup_after_s=0.0)
+            server = create_server(deps)  # the model loads on the first search, never competing with ingest
             anyio.run(lambda: serve_http(server, host=host, port=port, token=token, extra_hosts=allowed_host or ()))
