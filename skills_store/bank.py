@@ -23,7 +23,7 @@ from skills_store.record_sync import RecordSync
 from skills_store.search.engine import SearchConfig, SkillSearch
 from skills_store.search.filters import Filters, validate_filters
 from skills_store.search.fusion import ScoredSkill, SearchMode
-from skills_store.trajectories.rows import read_repo_renames
+from skills_store.trajectories.schema import read_repo_renames
 
 if TYPE_CHECKING:
     from skills_store.redact import Redactor
@@ -166,7 +166,7 @@ class SkillBank:
 
     def rename_repos(self, renames: dict[str, str]) -> int:
         """Give skills whose `repo` is a key of `renames` the new value (a repo identity stored in an older form,
-        see `trajectories.rows`). Idempotent: once renamed, nothing matches the old value. Returns skills renamed.
+        see `trajectories.schema`). Idempotent: once renamed, nothing matches the old value. Returns skills renamed.
         """
         renamed: list[Skill] = []
         known = set(self.known_values()["repo"]) if renames else set()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 
@@ -22,8 +22,7 @@ from pydantic import BaseModel, Field
 
 from skills_store.errors import ConfigError, InvalidInput, NotFound
 from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, new_id
-from skills_store.trajectories.rows import COLUMNS, OUTCOMES, open_schema, prepare_steps, trajectory_from_row
-from skills_store.trajectories.rows import shown_skills as _shown
+from skills_store.trajectories import schema
 from skills_store.trajectories.writer import GroupCommitWriter, connect
 
 
@@ -40,10 +39,6 @@ class SQLiteTrajectoryStoreConfig(BaseModel):
     """How long a write waits for another process holding the database's write lock."""
 
 
-def _now() -> float:
-    return datetime.now(UTC).timestamp()
-
-
 class SQLiteTrajectoryStore:
     """The `TrajectoryStore` on SQLite. All methods block; async code calls them through a worker thread."""
 
@@ -53,7 +48,7 @@ class SQLiteTrajectoryStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = connect(self.path, busy_timeout_s=self.config.busy_timeout_s)
-            open_schema(conn)
+            schema.open_schema(conn)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"cannot open the trajectory store at {self.path}: {exc}") from exc
         self._writer = GroupCommitWriter(conn)
@@ -134,7 +129,7 @@ class SQLiteTrajectoryStore:
         repo: str | None = None,
     ) -> Trajectory:
         """The trajectory with this id, created (open) if it does not exist yet. Safe across processes."""
-        now = _now()
+        now = schema.now_ts()
         self._writer.write(
             lambda conn: conn.execute(
                 "INSERT OR IGNORE INTO trajectories (id, task, source, workspace, repo, created_at, updated_at) "
@@ -144,27 +139,13 @@ class SQLiteTrajectoryStore:
         )
         return self.get(trajectory_id, with_steps=False)
 
-    def _prepare(self, steps: Sequence[Step]) -> list[tuple[float, str]]:
-        return prepare_steps(
+    def append(self, trajectory_id: str, steps: Sequence[Step]) -> int:
+        rows = schema.prepare_steps(
             steps, max_step_bytes=self.config.max_step_bytes, max_text_chars=self.config.max_text_chars
         )
 
-    def _open_row(self, conn: sqlite3.Connection, trajectory_id: str) -> tuple[str, int]:
-        row = conn.execute("SELECT status, step_count FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
-        if row is None:
-            raise NotFound(f"no trajectory {trajectory_id!r}; omit trajectory_id to use this session's trajectory")
-        if row[0] != "open":
-            raise InvalidInput(
-                f"trajectory {trajectory_id!r} is closed and cannot be written to; omit trajectory_id to start "
-                "a new one"
-            )
-        return row
-
-    def append(self, trajectory_id: str, steps: Sequence[Step]) -> int:
-        rows = self._prepare(steps)
-
         def write(conn: sqlite3.Connection) -> int:
-            _, count = self._open_row(conn, trajectory_id)
+            _, count = schema.open_row(conn, trajectory_id)
             total = count + len(rows)
             if total > self.config.max_steps:
                 raise InvalidInput(
@@ -176,7 +157,8 @@ class SQLiteTrajectoryStore:
                 [(trajectory_id, count + i, ts, body) for i, (ts, body) in enumerate(rows)],
             )
             conn.execute(
-                "UPDATE trajectories SET step_count = ?, updated_at = ? WHERE id = ?", (total, _now(), trajectory_id)
+                "UPDATE trajectories SET step_count = ?, updated_at = ? WHERE id = ?",
+                (total, schema.now_ts(), trajectory_id),
             )
             return total
 
@@ -190,15 +172,14 @@ class SQLiteTrajectoryStore:
         outcome: Outcome | None = None,
         reward: float | None = None,
     ) -> Trajectory:
-        if outcome is not None and outcome not in OUTCOMES:
-            raise InvalidInput(f"unknown outcome {outcome!r}; use one of {sorted(OUTCOMES)}")
+        schema.check_outcome(outcome)
 
         def write(conn: sqlite3.Connection) -> None:
-            self._open_row(conn, trajectory_id)
+            schema.open_row(conn, trajectory_id)
             conn.execute(
                 "UPDATE trajectories SET task = coalesce(?, task), outcome = coalesce(?, outcome), "
                 "reward = coalesce(?, reward), updated_at = ? WHERE id = ?",
-                (task, outcome, reward, _now(), trajectory_id),
+                (task, outcome, reward, schema.now_ts(), trajectory_id),
             )
 
         self._writer.write(write)
@@ -206,12 +187,11 @@ class SQLiteTrajectoryStore:
 
     def close_trajectory(self, trajectory_id: str, outcome: Outcome | None = None) -> Trajectory:
         """Close a trajectory (no more steps), with `outcome` if given; closing a closed one is refused."""
-        if outcome is not None and outcome not in OUTCOMES:
-            raise InvalidInput(f"unknown outcome {outcome!r}; use one of {sorted(OUTCOMES)}")
+        schema.check_outcome(outcome)
 
         def write(conn: sqlite3.Connection) -> None:
-            self._open_row(conn, trajectory_id)
-            now = _now()
+            schema.open_row(conn, trajectory_id)
+            now = schema.now_ts()
             conn.execute(
                 "UPDATE trajectories SET status = 'closed', outcome = coalesce(?, outcome), closed_at = ?, "
                 "updated_at = ? WHERE id = ?",
@@ -242,7 +222,7 @@ class SQLiteTrajectoryStore:
     def mark_processed(self, trajectory_ids: Sequence[str], distiller: str) -> None:
         """Remember that `distiller` has processed these trajectories (they leave its `pending_for`)."""
         ids = list(dict.fromkeys(trajectory_ids))
-        now = _now()
+        now = schema.now_ts()
 
         def write(conn: sqlite3.Connection) -> None:
             for tid in ids:
@@ -257,14 +237,14 @@ class SQLiteTrajectoryStore:
 
     def close_stale(self, idle_for: timedelta, outcome: Outcome = "abandoned") -> list[str]:
         """Close every open trajectory with no write for `idle_for`; return their ids."""
-        cutoff = _now() - idle_for.total_seconds()
+        cutoff = schema.now_ts() - idle_for.total_seconds()
 
         def write(conn: sqlite3.Connection) -> list[str]:
             ids = [
                 r[0]
                 for r in conn.execute("SELECT id FROM trajectories WHERE status='open' AND updated_at < ?", (cutoff,))
             ]
-            now = _now()
+            now = schema.now_ts()
             conn.executemany(
                 "UPDATE trajectories SET status='closed', outcome=coalesce(outcome, ?), closed_at=?, updated_at=? "
                 "WHERE id = ?",
@@ -278,10 +258,10 @@ class SQLiteTrajectoryStore:
 
     def get(self, trajectory_id: str, *, with_steps: bool = True) -> Trajectory:
         conn = self._reader()
-        row = conn.execute(f"SELECT {COLUMNS} FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
+        row = conn.execute(f"SELECT {schema.COLUMNS} FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
         if row is None:
             raise NotFound(f"no trajectory {trajectory_id!r}; `skillbank trajectories list` shows the ids")
-        return trajectory_from_row(row, conn, with_steps)
+        return schema.trajectory_from_row(row, conn, with_steps)
 
     def step_count(self, trajectory_id: str) -> int:
         row = self._reader().execute("SELECT step_count FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
@@ -292,18 +272,18 @@ class SQLiteTrajectoryStore:
     def shown_skills(self, trajectory_id: str) -> list[str]:
         """The skill ids shown to the trajectory, in the order they were first shown."""
         self.step_count(trajectory_id)
-        return _shown(self._reader(), trajectory_id)
+        return schema.shown_skills(self._reader(), trajectory_id)
 
     def pending_for(self, distiller: str, limit: int = 100) -> list[Trajectory]:
         """Closed trajectories (with steps) that `distiller` has not processed yet, oldest closed first."""
         conn = self._reader()
         rows = conn.execute(
-            f"SELECT {COLUMNS} FROM trajectories t WHERE status = 'closed' AND NOT EXISTS "
+            f"SELECT {schema.COLUMNS} FROM trajectories t WHERE status = 'closed' AND NOT EXISTS "
             "(SELECT 1 FROM processed p WHERE p.trajectory_id = t.id AND p.distiller = ?) "
             "ORDER BY closed_at, id LIMIT ?",
             (distiller, limit),
         ).fetchall()
-        return [trajectory_from_row(row, conn, with_steps=True) for row in rows]
+        return [schema.trajectory_from_row(row, conn, with_steps=True) for row in rows]
 
     def list(
         self,
@@ -317,8 +297,8 @@ class SQLiteTrajectoryStore:
             raise InvalidInput("limit must be at least 1 and offset at least 0")
         conn = self._reader()
         rows = conn.execute(
-            f"SELECT {COLUMNS} FROM trajectories WHERE (? IS NULL OR status = ?) AND (? IS NULL OR created_at >= ?) "
-            "ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+            f"SELECT {schema.COLUMNS} FROM trajectories WHERE (? IS NULL OR status = ?) "
+            "AND (? IS NULL OR created_at >= ?) ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
             (status, status, since and since.timestamp(), since and since.timestamp(), limit, offset),
         ).fetchall()
-        return [trajectory_from_row(row, conn, with_steps=False) for row in rows]
+        return [schema.trajectory_from_row(row, conn, with_steps=False) for row in rows]

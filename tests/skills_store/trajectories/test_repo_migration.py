@@ -7,7 +7,7 @@ from pathlib import Path
 
 from skills_store.bank import SkillBank
 from skills_store.embedders import make_embedder
-from skills_store.trajectories.rows import read_repo_renames
+from skills_store.trajectories.schema import read_repo_renames
 from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 

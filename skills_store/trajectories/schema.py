@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, get_args
 
-from skills_store.errors import InvalidInput
+from skills_store.errors import InvalidInput, NotFound
 from skills_store.models import Outcome, Step, StepKind, StoredStep, Trajectory
 from skills_store.repo_identity import repo_identity
 from skills_store.truncate import truncate_value
@@ -120,6 +120,28 @@ def prepare_steps(steps: Sequence[Step], *, max_step_bytes: int, max_text_chars:
 
 def _ts(value: float) -> datetime:
     return datetime.fromtimestamp(value, UTC)
+
+
+def now_ts() -> float:
+    """Timestamps are stored as UTC epoch seconds."""
+    return datetime.now(UTC).timestamp()
+
+
+def check_outcome(outcome: str | None) -> None:
+    if outcome is not None and outcome not in OUTCOMES:
+        raise InvalidInput(f"unknown outcome {outcome!r}; use one of {sorted(OUTCOMES)}")
+
+
+def open_row(conn: sqlite3.Connection, trajectory_id: str) -> tuple[str, int]:
+    """(status, step_count) of a trajectory that may still be written to; a missing or closed one is refused."""
+    row = conn.execute("SELECT status, step_count FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone()
+    if row is None:
+        raise NotFound(f"no trajectory {trajectory_id!r}; omit trajectory_id to use this session's trajectory")
+    if row[0] != "open":
+        raise InvalidInput(
+            f"trajectory {trajectory_id!r} is closed and cannot be written to; omit trajectory_id to start a new one"
+        )
+    return row
 
 
 def shown_skills(conn: sqlite3.Connection, trajectory_id: str) -> list[str]:
