@@ -143,6 +143,7 @@ class Outcome:
 async def run(lessons: list[Lesson], work: Path, *, embedder: str = "hash", starter: bool = True) -> Outcome:
     from mcp_server.services import build_deps, open_bank
     from skills_store.distill.heuristic import HeuristicDistiller
+    from skills_store.distill.lesson import rule_line
     from skills_store.distill.runner import distill_pending
 
     home = work / "home"
@@ -165,7 +166,7 @@ async def run(lessons: list[Lesson], work: Path, *, embedder: str = "hash", star
             if mine:
                 out.skills[skill.skill_id] = mine
                 out.patterns[skill.skill_id] = skill.pattern
-                out.rules[skill.skill_id] = "; ".join(f"{r.before} -> {r.after}" for r in skill.rule)
+                out.rules[skill.skill_id] = "; ".join(rule_line(r).replace("`", "") for r in skill.rule)
     finally:
         bank.close()
     for lesson in lessons:

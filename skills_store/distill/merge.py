@@ -3,7 +3,8 @@
 Two lessons with an edit rule (see `lesson`) are one when their signatures (patterns) and their leading rewrites
 agree, whatever repo, file or variable names they came from; the same exception type with another rule stays
 apart. They are found by their `lesson-<hash>` tag, and their merge keeps one strategy with the other copy's
-examples added (at most `lesson.MAX_EXAMPLES`) and every source; a merge across repos has no repo.
+examples added (at most `lesson.MAX_EXAMPLES`) and every source; a merge across repos has no repo. Each session
+that confirms the lesson again adds `REPLICATION_BONUS` to the pooled prior (at most `REPLICATED_MAX_PRIOR`).
 
 Skills without a rule (case notes, pitfalls, imported skills) are copies of one lesson when they are in the same
 scope (language and repo), name the same error type in their patterns, are both pitfalls or both fixes, and their
@@ -41,6 +42,9 @@ if TYPE_CHECKING:
 Merger = Callable[[Skill, Skill], tuple[str, str] | None]
 MAX_STRATEGY = 8000
 ALTERNATIVE = "\n\nAlso worked (from {sources}):\n"
+#: Prior added per session that adds its confirmation to a lesson merged by rule, up to `REPLICATED_MAX_PRIOR`.
+REPLICATION_BONUS = 0.05
+REPLICATED_MAX_PRIOR = 0.85
 
 
 class MergeConfig(BaseModel):
@@ -100,6 +104,9 @@ def combine(first: Skill, second: Skill, *, config: MergeConfig | None = None, m
     sources = list(dict.fromkeys([*first.sources, *second.sources]))
     n1, n2 = max(1, len(first.sources)), max(1, len(second.sources))
     prior = ((first.prior or first.confidence) * n1 + (second.prior or second.confidence) * n2) / (n1 + n2)
+    if one_rule and len(sources) > max(n1, n2):
+        # The same rule fixed the same failure in another session: evidence that the lesson generalises.
+        prior = min(REPLICATED_MAX_PRIOR, max(prior, prior + REPLICATION_BONUS * (len(sources) - max(n1, n2))))
     merged = first.model_copy(
         update={
             "title": title[:200],

@@ -159,6 +159,8 @@ def _widen(span: _Span, anchored: Callable[[_Span], bool]) -> None:
             span.left()
         elif nxt is not None and "." in ends:
             span.right()
+        elif nxt is not None and nxt.text == "." and _dotted_change(span) and span.i2 + 1 < len(span.a):
+            span.right(2)  # `collections.abc` inserted into `collections.Mapping`: keep the name after it
         elif nxt is not None and nxt.text == "(":
             span.right(_matching(span.a, span.i2) - span.i2)
         elif not a or not b:
@@ -172,6 +174,13 @@ def _widen(span: _Span, anchored: Callable[[_Span], bool]) -> None:
             continue
         else:
             return
+
+
+def _dotted_change(span: _Span) -> bool:
+    """Whether the change itself adds or removes a `.` (a module path edited, not a name replaced)."""
+    return any(t.text == "." for t, eq in zip(span.a, span.equal_a, strict=True) if not eq) or any(
+        t.text == "." for t, eq in zip(span.b, span.equal_b, strict=True) if not eq
+    )
 
 
 def _argument_piece(span: _Span) -> bool:
@@ -382,24 +391,34 @@ def _rewrite(
     return Rewrite(before, after, raw, old.strip(), new.strip(), path, teaches)
 
 
+def _similarity(a: str, b: str) -> float:
+    words = difflib.SequenceMatcher(None, a.split(), b.split()).ratio()
+    return max(words, difflib.SequenceMatcher(None, a.strip(), b.strip()).ratio())
+
+
 def _pair_lines(removed: list[str], added: list[str]) -> list[tuple[str, str]]:
-    """Pair each removed line with the most similar added line after the last pair (unpaired lines stand alone)."""
+    """Pair removed with added lines in order, maximising their total similarity (pairs below 0.4 are not made;
+    unpaired lines stand alone as a removal or an addition)."""
+    n, m = len(removed), len(added)
+    score = [[_similarity(r, a) for a in added] for r in removed]
+    best = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            pair = best[i - 1][j - 1] + score[i - 1][j - 1] if score[i - 1][j - 1] >= 0.4 else -1.0
+            best[i][j] = max(best[i - 1][j], best[i][j - 1], pair)
     out: list[tuple[str, str]] = []
-    next_added = 0
-    for line in removed:
-        best, best_score = None, 0.4
-        for k in range(next_added, len(added)):
-            score = difflib.SequenceMatcher(None, line.split(), added[k].split()).ratio()
-            score = max(score, difflib.SequenceMatcher(None, line.strip(), added[k].strip()).ratio())
-            if score > best_score:
-                best, best_score = k, score
-        if best is None:
-            out.append((line, ""))
-            continue
-        out += [("", added[k]) for k in range(next_added, best)]
-        out.append((line, added[best]))
-        next_added = best + 1
-    out += [("", added[k]) for k in range(next_added, len(added))]
+    i, j = n, m
+    while i > 0 or j > 0:
+        if i > 0 and j > 0 and score[i - 1][j - 1] >= 0.4 and best[i][j] == best[i - 1][j - 1] + score[i - 1][j - 1]:
+            out.append((removed[i - 1], added[j - 1]))
+            i, j = i - 1, j - 1
+        elif i > 0 and (j == 0 or best[i][j] == best[i - 1][j]):
+            out.append((removed[i - 1], ""))
+            i -= 1
+        else:
+            out.append(("", added[j - 1]))
+            j -= 1
+    out.reverse()
     return [(o, n) for o, n in out if (o.strip() or n.strip()) and not (o.strip() + n.strip()).startswith("#")]
 
 

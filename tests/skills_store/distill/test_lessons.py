@@ -129,5 +129,6 @@ def test_one_lesson_met_in_two_repos_merges_and_another_rule_stays_apart(hash_ba
     merged = skills[error]
     assert merged.sources == ["t1", "t2"]
     assert merged.repo is None
+    assert merged.prior == pytest.approx(0.75)  # 0.70 each, +0.05 for the second session that confirmed the rule
     assert len(lesson.examples_of(merged.strategy)) == 2
     assert skills["AttributeError: 'dict' object has no attribute 'has_key'"].sources == ["t3"]
