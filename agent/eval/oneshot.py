@@ -115,7 +115,8 @@ class OneShotSolver:
             result.cost_usd = _add_cost(result.cost_usd, run)
             patch = drop_test_files(answer_to_patch(run.output, ctx.workspace))
             if patch not in scores:
-                scores[patch] = self._score(ctx, patch) if patch.strip() else 0.0
+                # With one candidate there is nothing to choose, so it is not scored (the harness grades it).
+                scores[patch] = self._score(ctx, patch) if patch.strip() and cfg.candidates > 1 else 0.0
             reward = scores[patch]
             if best is None or (reward, -len(patch)) > (best[0], -best[1]):
                 best = (reward, len(patch), patch)

@@ -61,7 +61,11 @@ class AttemptLog:
         self.path = path
         self.records: dict[str, AttemptRecord] = {}
         if path.is_file():
-            for line in path.read_text(encoding="utf-8").splitlines():
+            text = path.read_text(encoding="utf-8")
+            if text and not text.endswith("\n"):  # a line torn by a crash: cut it off before appending
+                text = text[: text.rfind("\n") + 1]
+                path.write_text(text, encoding="utf-8")
+            for line in text.splitlines():
                 try:
                     record = AttemptRecord.model_validate(json.loads(line))
                 except (json.JSONDecodeError, ValidationError):

@@ -30,14 +30,15 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from agent.eval.split import EvalError
 from agent.tasks.model import TaskFolder
 
 KINDS = ("gold", "wrong", "mixed", "skills")
 SKILL_ID_RE = re.compile(r"\bsk-[0-9a-f]{6,}\b")
 
 
-class ScriptedModelError(ValueError):
-    pass
+class ScriptedModelError(EvalError):
+    """An unknown `scripted:` kind."""
 
 
 def is_scripted(spec: str) -> bool:

@@ -1,0 +1,80 @@
+"""The eval end to end with scripted models: split, rounds, grading, trajectories, skills, report, resume."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from agent.eval.harness import EvalConfig, run_eval
+from agent.eval.split import EvalError
+from agent.tasks.model import load_tasks
+from skills_store.trajectories.store import SQLiteTrajectoryStore
+from tests.agent.eval.conftest import PYTHON
+
+
+def config(tasks: Path, out: Path, model: str, **extra: object) -> EvalConfig:
+    fields: dict[str, object] = {"candidates": 1, "embedder": "hash", "test_python": PYTHON, "timeout_s": 120}
+    return EvalConfig(tasks=tasks, out=out, model=model, **(fields | extra))  # type: ignore[arg-type]
+
+
+def test_gold_answers_resolve_every_held_out_task_and_training_teaches_skills(small_tasks: Path, tmp_path: Path):
+    out = tmp_path / "eval"
+    summary = run_eval(config(small_tasks, out, "scripted:gold"), os.environ)
+    split = json.loads((out / "split.json").read_text())
+    assert len(split["train"]) == 2
+    assert len(split["heldout"]) == 2
+    assert not set(split["train"]) & set(split["heldout"])
+    rnd = summary["rounds"][0]
+    assert rnd["train"]["pass_rate"] == 1.0
+    for cond in ("skills", "no_skills"):
+        assert rnd["heldout"][cond]["resolved"] == 2
+        assert rnd["heldout"][cond]["ci95"][0] > 0.3
+    assert rnd["paired"]["both"] == 2
+    assert rnd["skills_in_bank"] >= 1
+    assert summary["harness_check"] is True
+    assert json.loads((out / "results.json").read_text()) == summary
+    page = (out / "report.html").read_text()
+    assert "Harness check" in page
+    assert "<svg" in page
+    with SQLiteTrajectoryStore(out / "home" / "trajectories.db") as store:
+        trajectories = store.list(limit=100)
+    # Only training attempts become trajectories: held-out tasks never teach.
+    statements = {tf.task.task_id: tf.task.problem_statement[:2000] for tf in load_tasks(small_tasks)}
+    assert sorted(t.task for t in trajectories) == sorted(statements[t] for t in split["train"])  # type: ignore[misc]
+    assert {t.outcome for t in trajectories} == {"success"}
+
+
+def test_answers_without_a_patch_fail_every_task_but_stay_valid(small_tasks: Path, tmp_path: Path) -> None:
+    summary = run_eval(config(small_tasks, tmp_path / "eval", "scripted:wrong"), os.environ)
+    stats = summary["rounds"][0]["heldout"]["no_skills"]
+    assert (stats["resolved"], stats["valid"], stats["invalid"], stats["pass_rate"]) == (0, 2, 0, 0.0)
+    attempts = [json.loads(line) for line in (tmp_path / "eval" / "attempts.jsonl").read_text().splitlines()]
+    assert {a["status"] for a in attempts} == {"no_patch"}
+
+
+def test_a_rerun_resumes_without_redoing_finished_attempts(small_tasks: Path, tmp_path: Path) -> None:
+    out = tmp_path / "eval"
+    small = {"max_train": 1, "max_heldout": 1}
+    run_eval(config(small_tasks, out, "scripted:mixed", rounds=1, **small), os.environ)
+    log = out / "attempts.jsonl"
+    first = log.read_text()
+    log.write_text(first + '{"round": 1, "phase": "held')  # an attempt cut short by a crash
+    summary = run_eval(config(small_tasks, out, "scripted:mixed", rounds=2, **small), os.environ)
+    lines = log.read_text().splitlines()
+    assert log.read_text().startswith(first)
+    assert len(lines) == len(first.splitlines()) + 3  # the torn line is cut off; round 2 only
+    assert len(summary["rounds"]) == 2
+
+
+def test_resuming_with_another_model_or_task_set_is_refused(small_tasks: Path, tmp_path: Path) -> None:
+    out = tmp_path / "eval"
+    run_eval(config(small_tasks, out, "scripted:wrong"), os.environ)
+    with pytest.raises(EvalError, match="other model"):
+        run_eval(config(small_tasks, out, "scripted:gold"), os.environ)
+    victim = load_tasks(small_tasks)[0].path
+    victim.rename(small_tasks.parent / "elsewhere")
+    with pytest.raises(EvalError, match="different task set"):
+        run_eval(config(small_tasks, out, "scripted:wrong"), os.environ)
