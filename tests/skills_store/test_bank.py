@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -269,3 +270,30 @@ def test_concurrent_outcomes_are_all_counted(bank: SkillBank) -> None:
     for t in threads:
         t.join(30)
     assert bank.get("circular").successes == 8
+
+
+def test_suggestions_for_failures_take_each_skill_once_and_count_only_those_returned(bank: SkillBank) -> None:
+    failures = [TRACEBACK, "KeyError: 'name'", "ModuleNotFoundError: No module named 'collectionz'"]
+    top = bank.suggest_for_failures(failures, k=2)
+    ids = [h.skill.skill_id for h in top]
+    assert len(ids) == len(set(ids)) == 2
+    assert set(ids) == {"missing-module", "keyerror"}
+    assert [h.score for h in top] == sorted((h.score for h in top), reverse=True)
+    assert all(h.skill.uses == 1 for h in top)  # the returned copies say so too
+    uses = {s.skill_id: s.uses for s in bank.list_skills(limit=10)}
+    assert uses == {"missing-module": 1, "keyerror": 1, "circular": 0, "js-undefined": 0}
+
+
+def test_no_failures_suggest_nothing_and_count_nothing(bank: SkillBank) -> None:
+    assert bank.suggest_for_failures([], k=3) == []
+    assert all(s.uses == 0 for s in bank.list_skills(limit=10))
+
+
+def test_the_bank_is_a_context_manager_that_closes_everything(tmp_path: Path, skill_factory) -> None:
+    with SkillBank.open(tmp_path / "b", make_embedder("hash")) as bank:
+        bank.upsert([skill_factory("k", "KeyError", "KeyError: 'x'")])
+        bank.search("KeyError", 1)
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        bank.catalog.count()  # the catalog's connection is closed
+    with SkillBank.open(tmp_path / "b", make_embedder("hash")) as again:
+        assert again.store.get(["k"])[0].uses == 1  # the pending use count was flushed on close
