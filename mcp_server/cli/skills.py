@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from mcp_server.cli.common import bank_exists, clean_errors, fail, load_settings, open_bank_cli, open_catalog
 from mcp_server.cli.skills_upkeep import dedupe, prune, reindex
@@ -37,15 +37,21 @@ def _list_skills(settings: Settings, filters: Filters, limit: int) -> tuple[list
         return catalog.list_skills(filters, limit=limit), catalog.count()
 
 
-def _table(skills: list[Skill]) -> Table:
-    """Ids are never cut: their column is as wide as the longest one, and the title gives way instead."""
-    table = Table(box=None)
-    table.add_column("skill_id", no_wrap=True, min_width=max((len(s.skill_id) for s in skills), default=8))
-    for name in ("title", "confidence", "uses", "language", "tags"):
-        table.add_column(name)
+def _table(skills: list[Skill], width: int) -> list[str]:
+    """One skill a line for a terminal `width` columns wide. Ids are never cut (their column is as wide as the
+    longest); tags and then the title, last, give way when the line is too long."""
+    id_width = max((len(s.skill_id) for s in skills), default=8)
+    lang_width = max([len("language"), *(len(s.language or "-") for s in skills)])
+    lines = [f"{'skill_id':<{id_width}}  conf  uses  {'language':<{lang_width}}  {'tags':<20}  title"]
     for s in skills:
-        table.add_row(s.skill_id, s.title, f"{s.confidence:.2f}", str(s.uses), s.language or "-", ",".join(s.tags))
-    return table
+        tags = _cut(",".join(s.tags) or "-", 20)
+        lines.append(f"{s.skill_id:<{id_width}}  {s.confidence:.2f}  {s.uses:>4}  {s.language or '-':<{lang_width}}  "
+                     f"{tags:<20}  {' '.join(s.title.split())}")  # fmt: skip
+    return [line if len(line) <= width else _cut(line, max(width, id_width + 1)) for line in lines]
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _plain(*fields: str) -> str:
@@ -167,8 +173,9 @@ def list_(
                 fields = (s.title, f"{s.confidence:.2f}", str(s.uses), s.language or "-", ",".join(s.tags))
                 typer.echo(_plain(s.skill_id, *fields))
         else:
-            console.print(_table(skills))
-            console.print(f"{len(skills)} shown of {total} skill(s)")
+            for row in _table(skills, shutil.get_terminal_size().columns):
+                typer.echo(row)
+            typer.echo(f"{len(skills)} shown of {total} skill(s)")
         sys.stdout.flush()
 
 

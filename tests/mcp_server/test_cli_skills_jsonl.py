@@ -161,17 +161,20 @@ def test_list_in_a_pipe_prints_whole_ids_one_skill_a_line(home: Path, tmp_path: 
 
 
 def test_the_terminal_table_never_cuts_an_id_even_when_narrow() -> None:
-    from rich.console import Console
-
     from mcp_server.cli.skills import _table
     from skills_store.models import Skill
 
     long_id = "starter-attribute-error-on-none-returned-by-a-function"
     skill = Skill(skill_id=long_id, title="AttributeError: 'NoneType' object has no attribute 'x'", pattern="p",
-                  strategy="s", confidence=0.5, tags=["python", "none"])  # fmt: skip
-    console = Console(width=60, record=True, force_terminal=True)
-    console.print(_table([skill]))
-    assert long_id in console.export_text()
+                  strategy="s", confidence=0.5, tags=["python", "none"], language="python")  # fmt: skip
+    header, row = _table([skill], 90)
+    assert row.startswith(long_id + "  0.50     0  python    python,none")
+    assert len(row) == 90
+    assert row.endswith("…")
+    assert _table([skill], 30)[1].startswith(long_id)  # narrower than the id: the id still whole
+    assert header.startswith("skill_id" + " " * (len(long_id) - 8) + "  conf  uses  language")
+    wide = _table([skill], 200)[1]
+    assert wide.endswith("AttributeError: 'NoneType' object has no attribute 'x'")
 
 
 def test_export_to_an_unwritable_place_is_a_clean_error(home: Path, tmp_path: Path) -> None:
