@@ -1,7 +1,7 @@
 """`apply_patch`: parse, plan every file in memory, check Python syntax, then write everything or nothing.
 
 The syntax check compiles the new text (to catch what `ast.parse` misses, such as `return` outside a function)
-but never runs it.
+but never runs it: a new file whole, a changed one in the top-level blocks the patch wrote (`sandbox.syntax`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from sandbox.patch.overlay import Entry
 from sandbox.patch.parse import parse_patch
 from sandbox.patch.plan import Planner
 from sandbox.patch.write import commit
-from sandbox.syntax import syntax_error
+from sandbox.syntax import changed_syntax_error, syntax_error
 
 
 def apply_patch(root: Path, patch: str, *, dry_run: bool = False, check_syntax: bool = True) -> PatchResult:
@@ -61,5 +61,9 @@ def _syntax_issues(entry: Entry) -> list[SyntaxIssue]:
     """A Python file's syntax error as the patch leaves it (empty for other files, deleted files, valid code)."""
     if entry.text is None or not entry.rel.endswith(".py"):
         return []
-    error = syntax_error(entry.text.encode(), entry.rel)
+    source = entry.text.encode()
+    if entry.changed is None:
+        error = syntax_error(source, entry.rel)
+    else:
+        error = changed_syntax_error(source, entry.text.lines, entry.changed, entry.rel)
     return [] if error is None else [SyntaxIssue(path=entry.rel, line=error[0], message=error[1])]

@@ -30,6 +30,8 @@ class FileOutcome:
     results: list[HunkResult] = field(default_factory=list)
     text: TextFile | None = None
     """The new text; None when some hunk failed."""
+    changed: list[tuple[int, int]] = field(default_factory=list)
+    """`[start, end)` line ranges of the new text that the hunks wrote (context included)."""
 
     @property
     def failed(self) -> list[HunkResult]:
@@ -54,14 +56,15 @@ def apply_hunks(original: TextFile, hunks: list[Hunk], *, informative: bool) -> 
             outcome.results.append(HunkResult(hunk, None, located))
     outcome.results.sort(key=lambda r: r.hunk.number)
     if not outcome.failed:
-        outcome.text = _splice(original, [r for r in outcome.results if r.match], informative)
+        outcome.text, outcome.changed = _splice(original, [r for r in outcome.results if r.match], informative)
     return outcome
 
 
-def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> TextFile:
+def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> tuple[TextFile, list[tuple[int, int]]]:
     dominant = original.dominant_eol() if original.lines else None
     lines: list[str] = []
     eols: list[str] = []
+    changed: list[tuple[int, int]] = []
     pos = 0
     final_newline = original.ends_with_newline
     for result in sorted(placed, key=lambda r: (r.match.start if r.match else 0, r.hunk.number)):
@@ -70,6 +73,7 @@ def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> 
         lines += original.lines[pos : match.start]
         eols += original.eols[pos : match.start]
         new_lines, new_eols = _replacement(original, result.hunk, match, informative, dominant)
+        changed.append((len(lines), len(lines) + len(new_lines)))
         lines += new_lines
         eols += new_eols
         pos = match.start + match.length
@@ -83,7 +87,7 @@ def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> 
             eols[i] = fallback
     if eols:
         eols[-1] = (eols[-1] or fallback) if final_newline else ""
-    return TextFile(lines, eols, original.bom)
+    return TextFile(lines, eols, original.bom), changed
 
 
 def _replacement(

@@ -27,6 +27,14 @@ class Entry:
     mode: int | None
     binary: bool = False
     touched: bool = False
+    changed: list[tuple[int, int]] | None = None
+    """Line ranges of `text` that the patch wrote, for the syntax check; None: all of it (new or reworked twice)."""
+
+    def record(self, text: TextFile | None, changed: list[tuple[int, int]]) -> None:
+        """The planned content after one section; a second section over the same file voids the line ranges."""
+        self.changed = None if self.touched else list(changed)
+        self.text = text
+        self.touched = True
 
     @property
     def exists(self) -> bool:

@@ -76,9 +76,8 @@ class Planner:
         if section.kind in ("rename", "copy"):
             self.move(section, source, outcome)
             return
-        source.text = outcome.text
+        source.record(outcome.text, outcome.changed)
         source.mode = _mode(section, source.mode)
-        source.touched = True
         self.record(section, source.rel, "modify", outcome, source.mode)
 
     def hunks(self, section: FilePatch, entry: Entry, text: TextFile) -> FileOutcome:
@@ -135,14 +134,14 @@ class Planner:
         assert section.new_path is not None
         target = self.overlay.new(section.new_path)
         if target.path == source.path:
-            source.text = outcome.text
-            source.touched = True
+            source.record(outcome.text, outcome.changed)
             self.record(section, source.rel, "modify", outcome, source.mode)
             return
         if target.exists:
             raise self.fail(target.rel, "the patch moves or copies a file here but this file exists", "pick a new path")
         check_creatable(self.overlay.jail, target.path, target.rel)
         target.text = outcome.text
+        target.changed = None if source.touched else list(outcome.changed)  # earlier sections' lines are unknown
         target.mode = _mode(section, source.mode or DEFAULT_MODE)
         target.touched = True
         action: FileAction = "add"

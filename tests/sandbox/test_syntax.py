@@ -1,0 +1,93 @@
+"""The syntax check compiles only the blocks a patch wrote, and reports exactly what a full compile reports."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
+
+from sandbox.patch import apply_patch
+from sandbox.syntax import changed_syntax_error, split_blocks, syntax_error
+
+
+def _long_module() -> list[str]:
+    """A module of 40 functions and a 60-method class: long enough to be checked block by block."""
+    lines = ['"""A long module."""', "", "import os", ""]
+    for n in range(40):
+        lines += [f"def f{n}(x):", f'    """Doc of f{n}', "def not_a_boundary():", '    """', f"    return x + {n}", ""]
+    lines += ["class Big:", '    """Big."""', ""]
+    for n in range(60):
+        lines += ["    @property", f"    def m{n}(self):", f"        return {n}", ""]
+    lines += ["", "TAIL = 1"]
+    return lines
+
+
+def _check(lines: list[str], changed: list[tuple[int, int]]) -> tuple[int | None, str] | None:
+    return changed_syntax_error("\n".join(lines).encode(), lines, changed, "m.py")
+
+
+def test_blocks_cover_the_file_and_skip_defs_inside_docstrings() -> None:
+    lines = _long_module()
+    chunks = split_blocks(lines)
+    assert chunks[0][0] == 0
+    assert chunks[-1][1] == len(lines)
+    assert all(a[1] == b[0] for a, b in pairwise(chunks))
+    starts = {lines[first] for first, _, _ in chunks}
+    assert "def not_a_boundary():" not in starts
+    assert "    @property" in starts  # the members of the long class, each with its decorator
+    assert "    def m0(self):" not in starts
+
+
+def test_an_error_in_a_changed_method_is_reported_at_its_line_in_the_file() -> None:
+    lines = _long_module()
+    at = lines.index("    def m30(self):") + 1
+    lines[at] = "        return (30"
+    expected = syntax_error("\n".join(lines).encode(), "m.py")
+    assert expected is not None
+    assert _check(lines, [(at, at + 1)]) == expected
+
+
+def test_a_return_moved_to_module_level_is_reported() -> None:
+    lines = _long_module()
+    at = lines.index("def f12(x):") + 4
+    lines[at] = "return x"
+    assert _check(lines, [(at, at + 1)]) == (at + 1, "'return' outside function")
+
+
+def test_a_string_opened_in_a_changed_block_that_swallows_the_rest_is_reported() -> None:
+    lines = _long_module()
+    at = lines.index("def f3(x):") + 4
+    lines[at] = '    return """'
+    assert _check(lines, [(at, at + 1)]) == syntax_error("\n".join(lines).encode(), "m.py")
+
+
+def test_removed_lines_check_both_blocks_around_the_seam() -> None:
+    lines = _long_module()
+    at = lines.index("def f20(x):")
+    del lines[at - 2 : at]  # the end of f19 and the blank line: f19's body now ends without its return
+    lines[at - 3] = "    return ("
+    assert _check(lines, [(at - 2, at - 2)]) == syntax_error("\n".join(lines).encode(), "m.py")
+
+
+def test_an_error_in_a_block_the_patch_did_not_touch_is_not_reported() -> None:
+    lines = _long_module()
+    lines[lines.index("def f30(x):") + 4] = "    return (x"
+    changed = lines.index("def f5(x):") + 4
+    assert _check(lines, [(changed, changed + 1)]) is None
+    assert _check(lines, []) is None
+
+
+def test_a_short_file_is_compiled_whole() -> None:
+    lines = ["def a():", "    return (", "", "def b():", "    return 2"]
+    assert _check(lines, [(4, 5)]) == (2, "'(' was never closed")
+
+
+def test_apply_patch_reports_the_syntax_error_its_hunk_makes_in_a_long_file(tmp_path: Path) -> None:
+    lines = _long_module()
+    (tmp_path / "m.py").write_text("\n".join(lines) + "\n")
+    at = lines.index("    def m41(self):") + 1
+    patch = (
+        f"--- a/m.py\n+++ b/m.py\n@@ -{at},3 +{at},3 @@\n {lines[at - 1]}\n-{lines[at]}\n+        return (41\n"
+        f" {lines[at + 1]}\n"
+    )
+    result = apply_patch(tmp_path, patch)
+    assert [(s.path, s.line) for s in result.syntax_errors] == [("m.py", at + 1)]
