@@ -53,9 +53,8 @@ def report(out: Outcome, embedder: str, starter: bool, seconds: float) -> str:
         pattern = " / ".join(out.patterns[sid] for sid in mine) or "-"
         ok = ("yes" if out.search_first[lesson.name] else "no", "yes" if out.suggest_first[lesson.name] else "no")
         above = ", ".join(f"`{b}`" for b in sorted(beaten)) or ""
-        lessons.append(
-            f"| {lesson.name} | {lesson.category} | {len(mine)} | `{pattern}` | `{rule}` | {ok[0]} | {ok[1]} | {above} |"
-        )
+        cells = [lesson.name, lesson.category, str(len(mine)), f"`{pattern}`", f"`{rule}`", *ok, above]
+        lessons.append("| " + " | ".join(cells) + " |")
     table = "\n".join(lessons)
     return f"""# Lesson benchmark (`python -m bench.lessons`)
 

@@ -25,9 +25,11 @@ from typing import TYPE_CHECKING
 import anyio
 from pydantic import BaseModel, Field
 
+from skills_store.distill import lesson, llm_lessons
 from skills_store.distill.episodes import Edit, events, language_of
+from skills_store.distill.llm_lessons import Group, RuleDraft
 from skills_store.distill.runner import DistillResult
-from skills_store.models import TAG_RE, Skill, Trajectory
+from skills_store.models import TAG_RE, EditRewrite, Skill, Trajectory
 from skills_store.truncate import truncate_text
 
 if TYPE_CHECKING:
@@ -43,6 +45,11 @@ fix changed and why it worked), or a failure that resisted several attempts (say
 - strategy: concrete steps, then the evidence from the record.
 - confidence: 0..1, how sure you are the strategy works beyond this one case.
 - trajectory_ids: the ids of the records the lesson comes from.
+Records are grouped under "# group G<n>: <error signature>" headers: the records of one group fixed the same failure.
+Write at most one lesson per group and name it in `group`; give its `rule`: the token rewrite the fixes made
+(before/after, e.g. "time.clock()" -> "time.perf_counter()", the user's own variables, functions and literals as
+<name>), and `why` it works in one or two sentences. Keep the names that identify the failure (library modules and
+their functions, builtins and their methods: collections, time.clock, dict.iteritems); abstract only the user's.
 Return an empty list when a record teaches nothing reusable. Never invent evidence."""
 
 MERGE_INSTRUCTIONS = """\
@@ -60,6 +67,9 @@ class SkillDraft(BaseModel):
     tags: list[str] = Field(default_factory=list, max_length=8)
     language: str | None = Field(default=None, max_length=40)
     trajectory_ids: list[str] = Field(default_factory=list, max_length=50)
+    group: str | None = Field(default=None, max_length=20, description="The group (G1, G2...) the lesson is for.")
+    rule: list[RuleDraft] = Field(default_factory=list, max_length=3, description="The rewrite(s) the fixes made.")
+    why: str | None = Field(default=None, max_length=1000, description="Why the rewrite fixes the failure.")
 
 
 class SkillDrafts(BaseModel):
@@ -174,8 +184,18 @@ class LLMDistiller:
         return result.output, None
 
     # -- distilling ------------------------------------------------------------------------------------------
-    def batches(self, trajectories: Sequence[Trajectory]) -> tuple[list[list[tuple[Trajectory, str]]], list[str]]:
-        """Digests packed into batches, and the ids of trajectories with nothing to distill."""
+    def batches(
+        self, trajectories: Sequence[Trajectory], member: dict[str, list[str]] | None = None
+    ) -> tuple[list[list[tuple[Trajectory, str]]], list[str]]:
+        """Digests packed into batches (the records of one group next to each other), and the ids of
+        trajectories with nothing to distill."""
+        if member:
+            order = {t.trajectory_id: i for i, t in enumerate(trajectories)}
+            trajectories = sorted(
+                trajectories,
+                key=lambda t: (int(member[t.trajectory_id][0][1:]) if t.trajectory_id in member else 10**9,
+                               order[t.trajectory_id]),
+            )  # fmt: skip
         empty: list[str] = []
         batches: list[list[tuple[Trajectory, str]]] = []
         size = 0
@@ -197,34 +217,54 @@ class LLMDistiller:
 
     def distill_batch(self, trajectories: Sequence[Trajectory]) -> DistillResult:
         start = self.spent
-        batches, done = self.batches(trajectories)
+        groups, member = llm_lessons.group(trajectories)
+        by_key = {g.key: g for g in groups}
+        batches, done = self.batches(trajectories, member)
         drafts: list[Skill] = []
         stopped = None
         for batch in batches:
-            prompt = "\n\n".join(text for _, text in batch)
+            prompt = llm_lessons.prompt(batch, member, by_key)
             output, stopped = self._request(self.agent, prompt, "distill")
             if output is None:
                 break
-            drafts += [self._skill(d, [t for t, _ in batch]) for d in output.skills]
+            ids = {t.trajectory_id for t, _ in batch}
+            answered: set[str] = set()
+            for draft in output.skills:
+                found = by_key.get((draft.group or "").strip().upper())
+                if found is not None and not ids & set(found.trajectory_ids):
+                    found = None
+                if found is not None and found.key in answered:
+                    continue  # one lesson per group
+                if found is not None:
+                    answered.add(found.key)
+                drafts.append(self._skill(draft, [t for t, _ in batch], found))
             done += [t.trajectory_id for t, _ in batch]
         return DistillResult(drafts, done, stopped, self.spent - start)
 
-    def _skill(self, draft: SkillDraft, batch: list[Trajectory]) -> Skill:
+    def _skill(self, draft: SkillDraft, batch: list[Trajectory], group: Group | None = None) -> Skill:
         ids = [t.trajectory_id for t in batch]
         sources = [i for i in dict.fromkeys(draft.trajectory_ids) if i in ids] or ids
+        title, pattern, strategy = draft.title, draft.pattern, draft.strategy
+        rule: list[EditRewrite] = []
+        if group is not None:
+            sources = [i for i in group.trajectory_ids if i in ids]
+            title, pattern, strategy, rule = llm_lessons.shape(group, title, draft.why or "", strategy, draft.rule)
         origin = [t for t in batch if t.trajectory_id in sources]
         repos = {t.repo for t in origin}
         language = (draft.language or "").strip().lower() or language_of(
             [f for t in origin for e in events(t) if isinstance(e, Edit) for f in e.files]
         )
-        tags = [t.strip().lower().replace(" ", "-") for t in [*draft.tags, "llm-distilled"]]
+        tag = lesson.lesson_tag(pattern, rule)
+        extra = [tag, "lesson"] if tag else []
+        tags = [t.strip().lower().replace(" ", "-") for t in [*draft.tags, "llm-distilled", *extra]]
         prior = round(min(draft.confidence, self.config.max_prior), 4)
-        key = "\x1f".join([*sources, draft.title, draft.pattern])
+        key = "\x1f".join([*sources, title, pattern])
         return Skill(
             skill_id="sk-" + hashlib.sha1(key.encode()).hexdigest()[:16],
-            title=draft.title,
-            pattern=draft.pattern,
-            strategy=draft.strategy,
+            title=title,
+            pattern=pattern,
+            strategy=strategy,
+            rule=rule,
             confidence=prior,
             prior=prior,
             tags=list(dict.fromkeys(t for t in tags if TAG_RE.match(t))),

@@ -21,29 +21,20 @@ placeholders only (a renamed typo) is no rule: the skill says what changed in wo
 from __future__ import annotations
 
 import difflib
-import io
 import keyword
 import re
-import tokenize
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from skills_store.distill.changes import FileDelta
 from skills_store.distill.names import ABC_NAMES, BUILTIN_METHODS, MAPPING_METHODS, Names
+from skills_store.distill.span import CLOSE, OPEN, Span, Tok, balanced, depths, matching, tokens, widen
 
 MAX_REWRITES = 3
 MAX_RULE_CHARS = 160
 _GAP = 3
-_OPEN, _CLOSE = "([{", ")]}"
 _WORD_RE = re.compile(r"[A-Za-z_]\w*")
 _PLACEHOLDER_RE = re.compile(r"^<\w+>$")
-
-
-@dataclass(frozen=True)
-class Tok:
-    kind: str
-    """`name`, `op`, `str`, `num` or `other`."""
-    text: str
 
 
 @dataclass(frozen=True)
@@ -68,151 +59,6 @@ class Rewrite:
     def is_rule(self) -> bool:
         """Whether it teaches something beyond the user's names: a library name, a builtin, a keyword, an operator."""
         return self.teaches and self.before != self.after
-
-
-def tokens(line: str) -> list[Tok]:
-    """The tokens of one source line; a line `tokenize` cannot finish (an open bracket) keeps what it read."""
-    out: list[Tok] = []
-    kinds = {tokenize.NAME: "name", tokenize.OP: "op", tokenize.STRING: "str", tokenize.NUMBER: "num"}
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline):
-            if tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
-                continue
-            if tok.type == tokenize.ENDMARKER:
-                break
-            out.append(Tok(kinds.get(tok.type, "other"), tok.string))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        pass
-    return out
-
-
-def _depths(toks: Sequence[Tok]) -> list[int]:
-    depth, out = 0, []
-    for t in toks:
-        if t.kind == "op" and t.text in _CLOSE:
-            depth = max(0, depth - 1)
-        out.append(depth)
-        if t.kind == "op" and t.text in _OPEN:
-            depth += 1
-    return out
-
-
-def _matching(toks: Sequence[Tok], start: int) -> int:
-    """Index just past the bracket that closes the one at `start` (or the end of the line)."""
-    depth = 0
-    for k in range(start, len(toks)):
-        if toks[k].text in _OPEN:
-            depth += 1
-        elif toks[k].text in _CLOSE:
-            depth -= 1
-            if depth == 0:
-                return k + 1
-    return len(toks)
-
-
-class _Span:
-    """The changed span over both lines; outside it the two lines are equal, so widening moves both sides."""
-
-    def __init__(self, a: list[Tok], b: list[Tok], ops: list[tuple[str, int, int, int, int]]) -> None:
-        self.a, self.b = a, b
-        self.i1, self.i2, self.j1, self.j2 = ops[0][1], ops[-1][2], ops[0][3], ops[-1][4]
-        self.equal_a = [False] * len(a)
-        for tag, i1, i2, _j1, _j2 in difflib.SequenceMatcher(
-            None, [t.text for t in a], [t.text for t in b], autojunk=False
-        ).get_opcodes():
-            if tag == "equal":
-                for k in range(i1, i2):
-                    self.equal_a[k] = True  # fmt: skip
-        self.equal_b = [False] * len(b)
-        for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(
-            None, [t.text for t in a], [t.text for t in b], autojunk=False
-        ).get_opcodes():
-            if tag == "equal":
-                for k in range(j1, j2):
-                    self.equal_b[k] = True  # fmt: skip
-
-    def left(self, n: int = 1) -> None:
-        n = min(n, self.i1, self.j1)
-        self.i1, self.j1 = self.i1 - n, self.j1 - n
-
-    def right(self, n: int = 1) -> None:
-        n = min(n, len(self.a) - self.i2, len(self.b) - self.j2)
-        self.i2, self.j2 = self.i2 + n, self.j2 + n
-
-    def before_tok(self) -> Tok | None:
-        return self.a[self.i1 - 1] if self.i1 > 0 else None
-
-    def after_tok(self) -> Tok | None:
-        return self.a[self.i2] if self.i2 < len(self.a) else None
-
-    def sides(self) -> tuple[list[Tok], list[Tok]]:
-        return self.a[self.i1 : self.i2], self.b[self.j1 : self.j2]
-
-
-def _widen(span: _Span, anchored: Callable[[_Span], bool]) -> None:
-    for _ in range(40):
-        a, b = span.sides()
-        prev, nxt = span.before_tok(), span.after_tok()
-        starts = {s[0].text for s in (a, b) if s}
-        ends = {s[-1].text for s in (a, b) if s}
-        if prev is not None and (prev.text == "." or (("." in starts or starts & {"(", "["}) and prev.kind == "name")):
-            span.left()
-        elif nxt is not None and "." in ends:
-            span.right()
-        elif nxt is not None and nxt.text == "." and _dotted_change(span) and span.i2 + 1 < len(span.a):
-            span.right(2)  # `collections.abc` inserted into `collections.Mapping`: keep the name after it
-        elif nxt is not None and nxt.text == "(":
-            span.right(_matching(span.a, span.i2) - span.i2)
-        elif not a or not b:
-            if nxt is not None and nxt.kind == "name":
-                span.right()
-            elif prev is not None:
-                span.left()
-            else:
-                return
-        elif (not anchored(span) or _argument_piece(span)) and _enclosing_call(span):
-            continue
-        else:
-            return
-
-
-def _dotted_change(span: _Span) -> bool:
-    """Whether the change itself adds or removes a `.` (a module path edited, not a name replaced)."""
-    return any(t.text == "." for t, eq in zip(span.a, span.equal_a, strict=True) if not eq) or any(
-        t.text == "." for t, eq in zip(span.b, span.equal_b, strict=True) if not eq
-    )
-
-
-def _argument_piece(span: _Span) -> bool:
-    """The span is part of an argument list: a `,` or a keyword argument's `=` at its own top level."""
-    for side in span.sides():
-        depths = _depths(side)
-        if any(t.text in (",", "=") and d == 0 for t, d in zip(side, depths, strict=True)):
-            return True
-    return False
-
-
-def _enclosing_call(span: _Span) -> bool:
-    """Widen to the call whose parentheses hold the span; False when there is none."""
-    depth = 0
-    for k in range(span.i1 - 1, -1, -1):
-        t = span.a[k]
-        if t.text in _CLOSE:
-            depth += 1
-        elif t.text in _OPEN:
-            if depth == 0:
-                start = k
-                while start > 0 and (
-                    (span.a[start - 1].kind == "name" and not keyword.iskeyword(span.a[start - 1].text))
-                    or span.a[start - 1].text == "."
-                ):
-                    start -= 1
-                end = _matching(span.a, k)
-                span.left(span.i1 - start)
-                span.right(max(0, end - span.i2))
-                return True
-            depth -= 1
-    return False
 
 
 class _Abstractor:
@@ -262,7 +108,7 @@ class _Abstractor:
         elif prev == "import" and t.text in ABC_NAMES and any(x.text == "collections" for x in toks[:k]):
             kept[k] = True
             return "<ABC>"
-        elif nxt == "=" and _depths(toks)[k] > 0:
+        elif nxt == "=" and depths(toks)[k] > 0:
             keep = not self.names.is_user(t.text)
         else:
             keep = self.names.is_known(t.text) or (prev == "import" and k >= 2)
@@ -305,18 +151,18 @@ def _join(words: list[str]) -> str:
 def _collapse_marks(toks: list[Tok], equal: list[bool], lo: int, hi: int, other_depth_positive: set[int]) -> list[bool]:
     """Which tokens of the span become `...`: unchanged tokens inside brackets (on either side), and bracket
     pairs that are unchanged with everything inside them collapsed."""
-    depths = _depths(toks)
-    base = depths[lo] if lo < len(toks) else 0
+    levels = depths(toks)
+    base = levels[lo] if lo < len(toks) else 0
     marks = [
         lo <= k < hi
         and equal[k]
-        and toks[k].text not in _OPEN + _CLOSE
-        and (depths[k] > base or k in other_depth_positive)
+        and toks[k].text not in OPEN + CLOSE
+        and (levels[k] > base or k in other_depth_positive)
         for k in range(len(toks))
     ]
-    for k in sorted(range(lo, hi), key=lambda i: -depths[i]):
-        if toks[k].text in _OPEN and equal[k] and (depths[k] > base or k in other_depth_positive):
-            end = _matching(toks, k) - 1
+    for k in sorted(range(lo, hi), key=lambda i: -levels[i]):
+        if toks[k].text in OPEN and equal[k] and (levels[k] > base or k in other_depth_positive):
+            end = matching(toks, k) - 1
             if end < hi and equal[end] and all(marks[i] for i in range(k + 1, end)) and end > k + 1:
                 marks[k] = marks[end] = True
     return marks
@@ -330,7 +176,7 @@ def rewrites(old: str, new: str, names: Names, path: str = "") -> list[Rewrite]:
            .get_opcodes() if op[0] != "equal"]  # fmt: skip
     groups: list[list[tuple[str, int, int, int, int]]] = []
     for op in ops:
-        if groups and (op[1] - groups[-1][-1][2] <= _GAP or not _balanced(a, b, groups[-1])):
+        if groups and (op[1] - groups[-1][-1][2] <= _GAP or not balanced(a, b, groups[-1])):
             groups[-1].append(op)
         else:
             groups.append([op])
@@ -342,22 +188,13 @@ def rewrites(old: str, new: str, names: Names, path: str = "") -> list[Rewrite]:
     return out
 
 
-def _balanced(a: list[Tok], b: list[Tok], group: list[tuple[str, int, int, int, int]]) -> bool:
-    """Whether the tokens a group of changes removes and adds open as many brackets as they close."""
-    for side, lo, hi in ((a, 1, 2), (b, 3, 4)):
-        texts = [side[k].text for op in group for k in range(int(op[lo]), int(op[hi]))]
-        if sum(t in _OPEN for t in texts) != sum(t in _CLOSE for t in texts):
-            return False
-    return True
-
-
 def _rewrite(
     a: list[Tok], b: list[Tok], ops: list[tuple[str, int, int, int, int]], names: Names, old: str, new: str, path: str
 ) -> Rewrite:
-    span = _Span(a, b, ops)
+    span = Span(a, b, ops)
     abstractor = _Abstractor(names)
 
-    def anchored(s: _Span) -> bool:
+    def anchored(s: Span) -> bool:
         x, y = s.sides()
         return any(
             (t.kind == "op" and t.text not in ",()[]{}=")
@@ -366,13 +203,13 @@ def _rewrite(
             for t in (*x, *y)
         )
 
-    _widen(span, anchored)
+    widen(span, anchored)
     abstractor.learn_roles(a)
     abstractor.learn_roles(b)
     # An equal run is collapsed when it sits inside brackets on either side: map b's equal tokens onto a's.
     matcher = difflib.SequenceMatcher(None, [t.text for t in a], [t.text for t in b], autojunk=False)
     a_to_b = {i + k: j + k for i, j, n in matcher.get_matching_blocks() for k in range(n)}
-    depth_a, depth_b = _depths(a), _depths(b)
+    depth_a, depth_b = depths(a), depths(b)
     base_a = depth_a[span.i1] if span.i1 < len(a) else 0
     base_b = depth_b[span.j1] if span.j1 < len(b) else 0
     deep_in_b = {i for i, j in a_to_b.items() if span.j1 <= j < span.j2 and depth_b[j] > base_b}
