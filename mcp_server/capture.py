@@ -29,25 +29,19 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
 from mcp_server.close_notifier import CloseNotifier
+from mcp_server.recording import BATCH_ADVICE, MAX_STEPS_PER_CALL, RecordResult, used_skills_step
 from mcp_server.session_key import session_identity
 from skills_store.errors import InvalidInput
 from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, utcnow
 from skills_store.protocols import TrajectoryStore
 from skills_store.redact import Redactor
 from skills_store.trajectories.closing import close_with_inferred_outcome
-from skills_store.trajectories.summaries import RecordSummary
 from skills_store.truncate import truncate_value
 
 log = logging.getLogger(__name__)
 
 #: Strings in captured arguments and summaries are cut to this many characters (head and tail kept).
 CAPTURE_TEXT_CHARS = 20_000
-#: `record_trajectory` accepts at most this many steps per call.
-MAX_STEPS_PER_CALL = 1_000
-BATCH_ADVICE = (
-    f"send at most {MAX_STEPS_PER_CALL} steps per call: split them into batches and send each batch with the "
-    "trajectory_id the first call returned; set final=true on the last batch only"
-)
 
 
 class CallRecord:
@@ -64,30 +58,8 @@ class CallRecord:
         """`run_tests`' reward; stored on the trajectory."""
 
 
-def used_skills_step(redactor: Redactor, skill_ids: list[str]) -> Step:
-    """The step that stores which skills the agent says it applied (redacted like every step)."""
-    clean = [redactor.redact_text(s) for s in skill_ids]
-    return Step(
-        kind="tool_call",
-        tool="record_trajectory",
-        args={"used_skills": clean},
-        result=RecordSummary(used_skills=clean).model_dump(mode="json"),
-        ok=True,
-        content=f"the agent used skills: {', '.join(clean)}",
-    )
-
-
 def _plain(summary: BaseModel | dict[str, Any] | str | None) -> dict[str, Any] | str | None:
     return summary.model_dump(mode="json") if isinstance(summary, BaseModel) else summary
-
-
-class RecordResult(BaseModel):
-    """The result of `record_trajectory`."""
-
-    trajectory_id: str
-    steps_recorded: int
-    total_steps: int
-    status: TrajectoryStatus
 
 
 @dataclass
@@ -295,6 +267,11 @@ class SessionCapture:
             return trajectory_id
         if only_closing:
             identity = session_identity(ctx)
+            if identity.per_request:
+                raise InvalidInput(
+                    "nothing to close: without a session (stateless HTTP and no X-Skillbank-Session header) each "
+                    "request stands alone; pass the trajectory_id your first record_trajectory call returned"
+                )
             last = self._closed.get(identity.key)
             if identity.key not in self._sessions and last is not None:
                 total = await anyio.to_thread.run_sync(lambda: self.store.step_count(last))

@@ -12,9 +12,9 @@ from mcp.server.mcpserver import Context
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
-from mcp_server.capture import BATCH_ADVICE, MAX_STEPS_PER_CALL, RecordResult
 from mcp_server.deps import Deps
 from mcp_server.errors import tool_result
+from mcp_server.recording import BATCH_ADVICE, MAX_STEPS_PER_CALL, RecordResult
 from mcp_server.toolset import ToolSet
 from skills_store.models import Step
 

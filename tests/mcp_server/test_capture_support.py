@@ -74,16 +74,15 @@ async def serve_http(server: MCPServer, **app_kwargs) -> AsyncIterator[str]:
 
     The socket is bound and listening before the server starts, so clients can connect at once.
     """
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen(64)
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(server.streamable_http_app(**app_kwargs), log_level="warning", lifespan="on")
-    uv = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(uv.serve, [sock])
-        try:
-            yield f"http://127.0.0.1:{port}/mcp"
-        finally:
-            uv.should_exit = True
-    sock.close()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        port = sock.getsockname()[1]
+        config = uvicorn.Config(server.streamable_http_app(**app_kwargs), log_level="warning", lifespan="on")
+        uv = uvicorn.Server(config)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(uv.serve, [sock])
+            try:
+                yield f"http://127.0.0.1:{port}/mcp"
+            finally:
+                uv.should_exit = True

@@ -9,9 +9,9 @@ import pytest
 from mcp import Client
 
 from mcp_server.app import create_server
-from mcp_server.capture import used_skills_step
 from mcp_server.lazy import LazySkillBank
 from mcp_server.outcome_hooks import OutcomeHooks, on_close_callbacks
+from mcp_server.recording import used_skills_step
 from mcp_server.services import build_deps, open_bank
 from mcp_server.settings import Settings
 from skills_store.distill.outcomes import file_lock

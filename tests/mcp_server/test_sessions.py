@@ -69,6 +69,15 @@ async def test_a_stateless_request_without_an_id_never_joins_another_clients_tra
     assert sorted(len(store.get(t.trajectory_id).steps) for t in store.list()) == [1, 1]
 
 
+async def test_a_stateless_close_without_an_id_is_refused_and_opens_nothing(env) -> None:
+    store, server = env
+    async with serve_http(server) as url, mcp.Client(url) as client:
+        result = await client.call_tool("record_trajectory", {"final": True, "outcome": "success"})
+    assert result.is_error
+    assert "pass the trajectory_id your first record_trajectory call returned" in result.content[0].text
+    assert store.list() == []
+
+
 async def test_an_id_the_server_never_returned_is_refused(env) -> None:
     store, server = env
     async with mcp.Client(server) as client:
