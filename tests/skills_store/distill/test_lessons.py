@@ -132,3 +132,19 @@ def test_one_lesson_met_in_two_repos_merges_and_another_rule_stays_apart(hash_ba
     assert merged.prior == pytest.approx(0.75)  # 0.70 each, +0.05 for the second session that confirmed the rule
     assert len(lesson.examples_of(merged.strategy)) == 2
     assert skills["AttributeError: 'dict' object has no attribute 'has_key'"].sources == ["t3"]
+
+
+def test_dedupe_merges_stored_copies_of_one_lesson_and_keeps_other_rules_apart(hash_bank, steps) -> None:
+    from skills_store.distill.merge import dedupe_bank
+
+    error = "AttributeError: module 'time' has no attribute 'clock'"
+    a = _fix(steps, "t1", "acme/a", "a.py", error, "return time.clock()", "return time.perf_counter()")
+    b = _fix(steps, "t2", "zed/b", "b.py", error, "t = time.clock() + 1", "t = time.perf_counter() + 1")
+    c = _fix(steps, "t3", "acme/c", "c.py", error, "return time.clock()", "return time.monotonic()")
+    hash_bank.upsert(HeuristicDistiller().distill([a, b, c]))  # stored side by side, as an older version would
+    assert hash_bank.count() == 3
+    report = dedupe_bank(hash_bank)
+    assert len(report.merged) == 1
+    by_rule = {s.rule[0].after: s.sources for s in hash_bank.list_skills()}
+    assert sorted(by_rule["time.perf_counter()"]) == ["t1", "t2"]
+    assert by_rule["time.monotonic()"] == ["t3"]
