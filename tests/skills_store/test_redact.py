@@ -245,3 +245,14 @@ def test_a_big_diff_without_secrets_comes_back_unchanged() -> None:
     assert R.redact_text(diff) == diff
     stringified = json.dumps({"patch": diff})
     assert R.redact_text(stringified) == stringified
+
+
+def test_secrets_inside_a_big_stringified_diff_are_found_through_its_decoded_lines() -> None:
+    code = (DATA / "ordinary_code.py.txt").read_text()
+    diff = "".join(f"+{line}\n" for line in code.splitlines()) * 200
+    planted = diff + "+PASSWORD=" + PASSWORD + "\n+  api_key: " + A36[:24] + "\n" + diff
+    out = R.redact_text(json.dumps({"patch": planted}))
+    assert len(out) > 100_000
+    assert PASSWORD not in out
+    assert A36[:24] not in out
+    assert json.loads(out)["patch"].count("[REDACTED:") == 2
