@@ -3,9 +3,9 @@
 The SDK builds each tool's argument model from its signature; that model ignores unknown keys (so `dryRun: true`
 was dropped and the patch written) and its errors are pydantic's text, with the generated model's name
 (`search_skillsArguments`) and documentation URLs. Here every tool's model is made strict (`extra="forbid"`: the
-published schema says `additionalProperties: false`, and the SDK itself refuses extras), and `input_guard`, a
-middleware, validates `tools/call` arguments first and answers a refusal that names the argument, says what was
-wrong and what to send instead. A tool can add advice for one argument and error type (`record_trajectory`'s step
+published schema says `additionalProperties: false`, and the SDK refuses extras before the tool runs), and
+`input_guard`, a middleware, rewords each such refusal: it names the argument, says what was wrong and what to
+send instead. A tool can add advice for one argument and error type (`record_trajectory`'s step
 limit says how to batch). A refused call changes nothing and is not captured: the tool never ran.
 """
 
@@ -21,7 +21,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, Server
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import CallToolResult, TextContent
-from pydantic import ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +143,12 @@ def unknown_tool_text(name: object, known: Iterable[str]) -> str:
 
 
 def input_guard(tools: Mapping[str, Tool], advice: Mapping[str, Advice]) -> ServerMiddleware[Any]:
-    """Middleware: refuse a `tools/call` to an unknown tool or with arguments its strict model rejects."""
+    """Middleware: refuse a `tools/call` to an unknown tool, and reword the SDK's refusal of bad arguments.
+
+    The strict argument model makes the SDK refuse bad arguments before the tool runs; only then (a refusal whose
+    text is the SDK's validation message) are the arguments validated again here to say it in our words, so a
+    valid call pays for one validation, not two.
+    """
 
     async def guard(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call" or not isinstance(ctx.params, Mapping):
@@ -152,13 +157,23 @@ def input_guard(tools: Mapping[str, Tool], advice: Mapping[str, Advice]) -> Serv
         tool = tools.get(name) if isinstance(name, str) else None
         if tool is None:
             return refusal_result(unknown_tool_text(name, tools))
+        result = await call_next(ctx)
         arguments = ctx.params.get("arguments") or {}
-        if isinstance(arguments, dict):
+        if _sdk_validation_refusal(result, tool.name) and isinstance(arguments, dict):
             try:
                 tool.fn_metadata.validate_arguments(arguments)
             except ValidationError as exc:
-                log.info("tool %r refused arguments %s", name, sorted(_where(tuple(e["loc"])) for e in exc.errors()))
                 return refusal_result(describe_refusal(tool, exc, advice.get(tool.name)))
-        return await call_next(ctx)
+        return result
 
     return guard
+
+
+def _sdk_validation_refusal(result: HandlerResult, tool: str) -> bool:
+    """Whether `result` (the serialized `CallToolResult` middleware sees) is the SDK refusing the arguments."""
+    data = result.model_dump(by_alias=True) if isinstance(result, BaseModel) else result
+    if not isinstance(data, dict) or not data.get("isError") or not data.get("content"):
+        return False
+    first = data["content"][0]
+    text = first.get("text", "") if isinstance(first, dict) else ""
+    return isinstance(text, str) and text.startswith(f"Error executing tool {tool}: ") and "validation error" in text
