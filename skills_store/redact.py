@@ -34,7 +34,7 @@ __all__ = ["MARKER", "Redactor", "looks_random", "shannon_entropy"]
 
 MARKER = "[REDACTED:{kind}]"
 #: Backslash escapes (any depth: `\n`, `\\n`, `\\\"`), `\uXXXX`, and URL escapes (`%3D`, double-encoded `%253D`).
-ESCAPE_RE = re.compile(r"\\+(?:[ntrbf\"'/]|u[0-9a-fA-F]{4})|%(?:25)*[0-9A-F]{2}")
+ESCAPE_RE = re.compile(r"(?<!\\)\\+(?:[ntrbf\"'/]|u[0-9a-fA-F]{4})|%(?:25)*[0-9A-F]{2}")
 _BACKSLASH = {"n": "\n", "t": "\t", "r": "\r", "b": " ", "f": " "}
 #: How far around a name a windowed rule looks (within the name's line): names are short, values up to 1 KB.
 BEFORE, AFTER = 256, 1280

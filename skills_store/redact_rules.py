@@ -22,7 +22,7 @@ SECRET_WORD = (
     r"apikey|access[_\-]?key|private[_\-]?key|auth[_\-]?key|credentials?|signing[_\-]?key|encryption[_\-]?key|"
     r"session[_\-]?key|client[_\-]?secret|dsn)"
 )
-SECRET_NAME = rf"[A-Za-z0-9_.\-]*{SECRET_WORD}[A-Za-z0-9_.\-]*"
+SECRET_NAME = rf"[A-Za-z0-9_.\-]{{0,64}}{SECRET_WORD}[A-Za-z0-9_.\-]{{0,64}}"
 SECRET_NAME_RE = re.compile(rf"^{SECRET_NAME}$", re.IGNORECASE)
 #: Names of URL query parameters that carry credentials although they do not say "secret".
 _QUERY_NAMES = re.compile(r"^(?:key|sig|signature|code|x-amz-signature|x-amz-security-token|x-goog-signature)$", re.I)
@@ -162,23 +162,23 @@ _AWS_IDS = "AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA"
 #: Well-known credential formats; the group name is the kind. One regex each: a literal prefix lets the regex
 #: engine jump from candidate to candidate, which an alternation of them all would not (20x slower).
 PROVIDERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (rf"(?P<anthropic_key>sk-ant-[a-z]+\d*-[{_B64}]{{20,}})", ("sk-ant-",)),
-    (rf"(?P<openai_key>sk-(?:proj-|svcacct-|admin-|None-)?(?=[{_B64}]*\d)[{_B64}]{{20,}})", ("sk-",)),
+    (rf"(?P<anthropic_key>sk-ant-[a-z]{{1,16}}\d{{0,4}}-[{_B64}]{{20,512}})", ("sk-ant-",)),
+    (rf"(?P<openai_key>sk-(?:proj-|svcacct-|admin-|None-)?(?=[{_B64}]{{0,512}}\d)[{_B64}]{{20,512}})", ("sk-",)),
     (rf"(?P<aws_access_key>(?:{_AWS_IDS})[A-Z0-9]{{16}}(?![A-Za-z0-9]))", tuple(_AWS_IDS.split("|"))),
     (r"(?P<github_token>gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{50,255})", ("gh", "github_pat_")),
-    (r"(?P<gitlab_token>gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,})", ("gl",)),
-    (r"(?P<slack_token>xox[abposre]-[A-Za-z0-9\-]{10,})", ("xox",)),
-    (r"(?P<slack_webhook>https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_\-]+)", ("hooks.",)),
+    (r"(?P<gitlab_token>gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_\-]{20,512})", ("gl",)),
+    (r"(?P<slack_token>xox[abposre]-[A-Za-z0-9\-]{10,512})", ("xox",)),
+    (r"(?P<slack_webhook>https://hooks\.slack\.com/(?:services|workflows|triggers)/[\w/\-]{1,512})", ("hooks.",)),
     (rf"(?P<google_api_key>AIza[{_B64}]{{35}})", ("aiza",)),
     (
-        rf"(?P<google_oauth>ya29\.[{_B64}]{{20,}}|GOCSPX-[{_B64}]{{20,}}|1//0[{_B64}]{{30,}})",
+        rf"(?P<google_oauth>ya29\.[{_B64}]{{20,512}}|GOCSPX-[{_B64}]{{20,512}}|1//0[{_B64}]{{30,512}})",
         ("ya29.", "gocspx-", "1//0"),
     ),
-    (r"(?P<stripe_key>(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,})", ("_live_", "_test_")),
-    (r"(?P<huggingface_token>hf_[A-Za-z0-9]{30,})", ("hf_",)),
+    (r"(?P<stripe_key>(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,512})", ("_live_", "_test_")),
+    (r"(?P<huggingface_token>hf_[A-Za-z0-9]{30,512})", ("hf_",)),
     (r"(?P<npm_token>npm_[A-Za-z0-9]{36}(?![A-Za-z0-9]))", ("npm_",)),
-    (rf"(?P<pypi_token>pypi-AgE[{_B64}]{{50,}})", ("pypi-",)),
-    (rf"(?P<jwt>eyJ[{_B64}]{{8,}}\.eyJ[{_B64}]{{8,}}\.[{_B64}]*)", ("eyj",)),
+    (rf"(?P<pypi_token>pypi-AgE[{_B64}]{{50,1024}})", ("pypi-",)),
+    (rf"(?P<jwt>eyJ[{_B64}]{{8,512}}\.eyJ[{_B64}]{{8,8192}}\.[{_B64}]{{0,1024}})", ("eyj",)),
 )
 PRIVATE_KEY = _rule(
     "private-key",
@@ -225,7 +225,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     _rule(
         "env-secret",
         r"^[+\-]?[ \t]*(?:export[ \t]+)?(?P<name>[A-Z][A-Z0-9_]*)="
-        r"(?P<s>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'#][^\n#]*?)[ \t]*(?:#.*)?$",
+        r"(?P<s>\"[^\"\n]+\"|'[^'\n]+'|[^\s\"'#](?:[^\n#]*[^\s#])?)[ \t]*(?:#.*)?$",
         *NAME_NEEDLES,
         group="s",
         windowed=True,
@@ -234,7 +234,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "env-secret",
-        rf"(?P<name>(?i:{SECRET_WORD})[A-Za-z0-9_.\-]*)(?P<sep>=)(?P<s>{_BARE})",
+        rf"(?P<name>(?i:{SECRET_WORD})[A-Za-z0-9_.\-]{{0,64}})(?P<sep>=)(?P<s>{_BARE})",
         *NAME_NEEDLES,
         group="s",
         windowed=True,
@@ -242,7 +242,8 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "assignment-secret",
-        rf"(?i:{SECRET_WORD})[A-Za-z0-9_.\-]*[\"']?\s*(?::=|=|:|=>)\s*(?P<q>[\"'])(?P<s>(?:(?!(?P=q))[^\n]){{1,512}}?)(?P=q)",
+        rf"(?i:{SECRET_WORD})[A-Za-z0-9_.\-]{{0,64}}[\"']?[ \t]{{0,8}}(?::=|=|:|=>)\s{{0,16}}"
+        r"(?P<q>[\"'])(?P<s>(?:(?!(?P=q))[^\n]){1,512}?)(?P=q)",
         *NAME_NEEDLES,
         group="s",
         windowed=True,
@@ -266,7 +267,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "yaml-secret",
-        rf"(?P<name>(?i:{SECRET_WORD})[A-Za-z0-9_.\-]*)[\"']?(?P<sep>:)[ \t]+(?P<s>{_BARE})",
+        rf"(?P<name>(?i:{SECRET_WORD})[A-Za-z0-9_.\-]{{0,64}})[\"']?(?P<sep>:)[ \t]{{1,8}}(?P<s>{_BARE})",
         *NAME_NEEDLES,
         group="s",
         windowed=True,
