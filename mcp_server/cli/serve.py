@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 import anyio
 import typer
 
-from mcp_server.cli.common import clean_errors, fail, load_settings
+from mcp_server.cli.common import cap_torch_threads, clean_errors, fail, load_settings
 from mcp_server.deps import ALL_TOOLS, EXEC_TOOLS, unknown_tools
 from mcp_server.memory import limit_arenas
 
@@ -53,6 +53,7 @@ def serve(
     logging.basicConfig(level=settings.log_level, format="skillbank %(levelname)s %(name)s: %(message)s")
     chosen = select_tools(transport, tools, allow_exec)
     limit_arenas()
+    cap_torch_threads()  # before the model loads in the background: its pool sized to this process's cores
     with clean_errors():
         from mcp_server.app import create_server, run_stdio
         from mcp_server.http import check_bind
