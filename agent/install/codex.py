@@ -2,7 +2,9 @@
 
 The file is edited with tomlkit, so the user's comments, key order and formatting survive. `tool_timeout_sec` is
 raised because `run_tests` may run the whole suite (Codex waits 60 s by default); `SKILLBANK_*` settings seen at
-install time are pinned in `env`, since Codex starts servers with a minimal environment.
+install time are pinned in `env`, since Codex starts servers with a minimal environment. `required = true` makes
+Codex wait for the server before the first turn (otherwise its tools join only later turns), and `search_skills`
+is approved up front (Codex asks before tools that are not annotated as harmless, and `codex exec` cannot ask).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from agent.install.target import NAME, Target, conflict, is_skillbank, same_serv
 
 TOOL_TIMEOUT_S = 900
 STARTUP_TIMEOUT_S = 60
+#: Tools Codex may call without asking (it asks for tools not annotated as harmless, and `codex exec` cannot ask).
+APPROVED = ("search_skills",)
 
 
 def config_file(target: Target) -> Path:
@@ -33,6 +37,8 @@ def server_entry(target: Target) -> dict[str, Any]:
         entry["env"] = target.server_env()
     entry["startup_timeout_sec"] = STARTUP_TIMEOUT_S
     entry["tool_timeout_sec"] = TOOL_TIMEOUT_S
+    entry["required"] = True
+    entry["tools"] = {name: {"approval_mode": "approve"} for name in APPROVED}
     return entry
 
 
@@ -65,9 +71,18 @@ def install(target: Target) -> list[Change]:
         raise conflict(path, "install")
     table = tomlkit.table()
     for key, value in wanted.items():
-        table[key] = tomlkit.inline_table() if key == "env" else value
         if key == "env":
-            table[key].update(value)
+            env = tomlkit.inline_table()
+            env.update(value)
+            table[key] = env
+        elif key == "tools":
+            tools = tomlkit.table(is_super_table=True)
+            for name, settings in value.items():
+                tools[name] = tomlkit.table()
+                tools[name].update(settings)
+            table[key] = tools
+        else:
+            table[key] = value
     if servers.get(NAME) is None and len(servers):
         table.add(tomlkit.nl())  # a blank line before whatever table follows, as the user's own tables have
     servers[NAME] = table

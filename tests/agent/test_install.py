@@ -149,13 +149,14 @@ def test_codex_install_keeps_comments_and_order_and_uninstall_restores_the_text(
     assert code == 0, out
     text = config.read_text()
     assert '[mcp_servers.docs]\ncommand = "docs-server"  # keep me\n\n[mcp_servers.skillbank]\n' in text
-    assert "tool_timeout_sec = 900\n\n[profiles.fast]\n" in text
+    assert 'approval_mode = "approve"\n\n[profiles.fast]\n' in text
     assert "# keep me" in text
     assert "secret" not in text
     server = tomllib.loads(text)["mcp_servers"]["skillbank"]
     assert server == {"command": EXE, "args": ["serve", "--workspace", str(project)],
                       "env": {"SKILLBANK_HOME": str(home / "data")}, "startup_timeout_sec": 60,
-                      "tool_timeout_sec": 900}  # fmt: skip
+                      "tool_timeout_sec": 900, "required": True,
+                      "tools": {"search_skills": {"approval_mode": "approve"}}}  # fmt: skip
     assert "unchanged" in cli("install", "codex", "--workspace", str(project))[1]
     code, out = cli("uninstall", "codex", "--workspace", str(project))
     assert code == 0, out
