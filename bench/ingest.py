@@ -25,6 +25,7 @@ from pathlib import Path
 
 import anyio
 import mcp
+from mcp_types import Implementation
 
 from skills_store.models import Step
 from skills_store.trajectories.store import SQLiteTrajectoryStore
@@ -39,12 +40,15 @@ def _step(session: int, i: int) -> dict:
     return {"kind": "action", "content": f"session {session} step {i}: edit src/module_{i % 17}.py", "ok": True}
 
 
-def start_server(home: Path, workspace: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(home: Path, workspace: Path, *, real_model: bool = False) -> tuple[subprocess.Popen[bytes], str]:
+    """`real_model`: the default embedder (MiniLM) and the starter pack, as a user runs it."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     sock.close()
     env = {**os.environ, "SKILLBANK_HOME": str(home), "SKILLBANK_EMBEDDER": "hash", "SKILLBANK_STARTER_SKILLS": "0"}
+    if real_model:
+        env = {k: v for k, v in env.items() if k not in ("SKILLBANK_EMBEDDER", "SKILLBANK_STARTER_SKILLS")}
     exe = Path(sys.executable).with_name("skillbank")
     cmd = [str(exe), "serve", "--transport", "http", "--port", str(port), "--workspace", str(workspace)]
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -59,14 +63,19 @@ def start_server(home: Path, workspace: Path) -> tuple[subprocess.Popen[bytes], 
     raise RuntimeError("the server did not start listening within 60 s")
 
 
-async def ingest(url: str, sessions: int, steps: int, batch: int, acked: dict[str, int] | None = None) -> list[str]:
+async def ingest(
+    url: str, sessions: int, steps: int, batch: int, acked: dict[str, int] | None = None, *, stateless: bool = False
+) -> list[str]:
+    """`stateless`: the 2026-07-28 protocol (no session), every client with one name, each passing its id on."""
     ids: list[str] = [""] * sessions
 
     async def one(n: int) -> None:
-        async with mcp.Client(url, mode="legacy") as client:
+        mode = "auto" if stateless else "legacy"
+        async with mcp.Client(url, mode=mode, client_info=Implementation(name="bench", version="1")) as client:
             for start in range(0, steps, batch):
                 chunk = [_step(n, i) for i in range(start, min(start + batch, steps))]
-                result = await client.call_tool("record_trajectory", {"steps": chunk})
+                args = {"steps": chunk, "trajectory_id": ids[n]} if stateless and ids[n] else {"steps": chunk}
+                result = await client.call_tool("record_trajectory", args)
                 if result.is_error:
                     raise RuntimeError(result.content[0].text)
                 ids[n] = result.structured_content["trajectory_id"]
@@ -141,15 +150,45 @@ def main() -> None:
         finally:
             proc.terminate()
             proc.wait(timeout=30)
+        cold_home = Path(tmp) / "home-cold"
+        proc, url = start_server(cold_home, workspace, real_model=True)
+        try:  # no warm-up: the first calls reach a server that has loaded nothing
+            t2 = time.perf_counter()
+            cold_ids = anyio.run(ingest, url, SESSIONS, STEPS, BATCH)
+            cold_rate = SESSIONS * STEPS / (time.perf_counter() - t2)
+            t3 = time.perf_counter()
+            free_ids = anyio.run(lambda: ingest(url, SESSIONS, STEPS, BATCH, stateless=True))
+            free_rate = SESSIONS * STEPS / (time.perf_counter() - t3)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+        cold_stored = count_back(cold_home, cold_ids)
+        free_stored = count_back(cold_home, free_ids)
         stored = count_back(home, ids)
         acked, found, lost = kill_check(Path(tmp) / "home-kill", workspace)
         stored_single = count_back(home, single)
     rate = SESSIONS * STEPS / elapsed
     checks = [
         (f"steps/s over HTTP >= {TARGET_STEPS_S:,}", rate >= TARGET_STEPS_S),
-        ("0 steps lost (counted back)", stored == SESSIONS * STEPS and stored_single == SESSIONS * 100),
+        (f"cold server with the real model >= {TARGET_STEPS_S:,} steps/s", cold_rate >= TARGET_STEPS_S),
+        (
+            "0 steps lost or mixed (counted back)",
+            stored == SESSIONS * STEPS
+            and stored_single == SESSIONS * 100
+            and cold_stored == SESSIONS * STEPS
+            and free_stored == SESSIONS * STEPS
+            and len(set(free_ids)) == SESSIONS,
+        ),
         ("kill -9: every acknowledged step present", lost == 0 and acked > 0),
     ]
+    cold_row = (
+        f"| cold server (MiniLM and starter pack configured, nothing loaded, no warm-up), {SESSIONS} sessions | "
+        f"{cold_rate:,.0f} steps/s; {cold_stored:,} of {SESSIONS * STEPS:,} back; {cold_rate / rate:.2f}x the "
+        "warm hash-embedder server above (no tool here waits for the model) |\n"
+        f"| same server, {SESSIONS} stateless (2026-07-28) clients of one name, each passing its trajectory_id | "
+        f"{free_rate:,.0f} steps/s; {free_stored:,} of {SESSIONS * STEPS:,} back, in {len(set(free_ids))} "
+        "trajectories |"
+    )
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(
         f"""# Trajectory ingest (`python -m bench.ingest`)
@@ -165,6 +204,7 @@ Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Server: `skillbank serve --transpo
 | baseline: same steps appended directly to the store from {SESSIONS} threads | {baseline:,.0f} steps/s |
 | ratio HTTP / direct | {rate / baseline:.2f} |
 | steps counted back | {stored:,} of {SESSIONS * STEPS:,} |
+{cold_row}
 | one step per call, {SESSIONS} x 100 calls | {per_call:,.0f} calls/s; {stored_single:,} of {SESSIONS * 100:,} back |
 | kill -9 during ingest: acknowledged steps / found after restart / lost | {acked:,} / {found:,} / {lost} |
 
