@@ -9,6 +9,7 @@ What it does not report is an error in a block the patch did not touch (the run_
 """
 
 from __future__ import annotations
+import __future__
 
 import re
 import warnings
@@ -25,7 +26,7 @@ _BLOCK_START = re.compile(r"([ \t]*)(?:(?:async[ \t]+)?def[ \t]|class[ \t]|@)")
 _LINE_OF_INTEREST = re.compile(r"\n(?=[^\s#)]|[ \t]*(?:async[ \t]+def|def|class|@))")
 
 
-def syntax_error(source: bytes | str, filename: str) -> tuple[int | None, str] | None:
+def syntax_error(source: bytes | str, filename: str, flags: int = 0) -> tuple[int | None, str] | None:
     """(line, message) of the first error that compiling `source` finds; None when it compiles.
 
     Bytes, so a coding declaration or a BOM is honoured. The compiler only: nothing is executed. Pathological
@@ -34,7 +35,7 @@ def syntax_error(source: bytes | str, filename: str) -> tuple[int | None, str] |
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compile(source, filename, "exec", dont_inherit=True)
+            compile(source, filename, "exec", flags=flags, dont_inherit=True)
     except SyntaxError as exc:
         return exc.lineno, exc.msg
     except (ValueError, UnicodeError, RecursionError, MemoryError) as exc:
@@ -52,15 +53,35 @@ def changed_syntax_error(
     """
     if not changed:
         return None
-    if len(lines) < MIN_SPLIT_LINES or b"__future__" in source:  # a future import changes how the rest compiles
+    flags = _future_flags(lines) if b"__future__" in source else 0
+    if len(lines) < MIN_SPLIT_LINES or flags is None:
         return syntax_error(source, filename)
     for first, last, nested in _chunks_to_check(split_blocks(lines), changed):
         body = "\n".join(lines[first:last])
         # A member is compiled inside `if 1:`; a class head without its members gets a `pass` to stay valid.
         text = f"if 1:\n{body}\n" if nested else f"{body}\n{_body_indent(lines, first, last)}pass\n"
-        if syntax_error(text, filename) is not None:
+        if syntax_error(text, filename, flags) is not None:
             return syntax_error(source, filename)
     return None
+
+
+def _future_flags(lines: Sequence[str]) -> int | None:
+    """The compiler flags of the file's one-line `from __future__ import ...` lines, which every block must be
+    compiled with; None (compile the file whole) for anything unusual: a parenthesised or unknown feature, or
+    `barry_as_FLUFL`, which changes what parses."""
+    flags = 0
+    for line in lines:
+        if not line.startswith("from __future__"):
+            continue
+        head, _, names = line.partition(" import ")
+        if head.split() != ["from", "__future__"] or not names or "(" in names or "\\" in names:
+            return None
+        for name in names.split("#", 1)[0].split(","):
+            feature = getattr(__future__, name.strip(), None)
+            if not isinstance(feature, __future__._Feature) or name.strip() == "barry_as_FLUFL":
+                return None
+            flags |= feature.compiler_flag
+    return flags
 
 
 def _body_indent(lines: Sequence[str], first: int, last: int) -> str:
