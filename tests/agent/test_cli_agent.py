@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent.support import FIX
-from tests.e2e.scripted_llm import chat_endpoint
+from tests.e2e.scripted_llm import chat_endpoint, messages_endpoint
 
 SOLVE = [[("run_tests", {})], [("apply_patch", {"patch": FIX})], [("run_tests", {})], "fixed add"]
 
@@ -124,3 +124,17 @@ def test_candidates_print_a_table_and_apply_the_best_attempt(
     assert "   2   1.00     2/2" in out.stdout
     assert "applied attempt 1: calc.py" in out.stdout
     assert "a + b" in (buggy_repo / "calc.py").read_text()
+
+
+def test_an_anthropic_model_solves_through_the_messages_api(
+    buggy_repo: Path, server, agent_env: dict[str, str], trajectories
+) -> None:
+    with messages_endpoint(SOLVE) as llm:
+        env = {**agent_env, "ANTHROPIC_BASE_URL": llm.url, "ANTHROPIC_API_KEY": "sk-ant-scripted"}
+        out = run_agent(
+            server, env, "fix add", "--workspace", str(buggy_repo), "--model", "anthropic:claude-x", "--json"
+        )
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["outcome"] == "success"
+    assert {r["path"] for r in llm.requests} == {"/v1/messages"}
+    assert trajectories()[0]["outcome"] == "success"
