@@ -91,3 +91,18 @@ def test_apply_patch_reports_the_syntax_error_its_hunk_makes_in_a_long_file(tmp_
     )
     result = apply_patch(tmp_path, patch)
     assert [(s.path, s.line) for s in result.syntax_errors] == [("m.py", at + 1)]
+
+
+def test_blocks_of_a_file_with_future_imports_compile_with_them() -> None:
+    lines = ["from __future__ import annotations", *_long_module()]
+    at = lines.index("def f7(x):") + 4
+    lines[at] = "    y: undefined_name = x"
+    assert _check(lines, [(at, at + 1)]) is None
+    lines[at] = "    y: int = (x"
+    assert _check(lines, [(at, at + 1)]) == syntax_error("\n".join(lines).encode(), "m.py")
+
+
+def test_a_future_import_moved_below_code_by_the_patch_is_reported() -> None:
+    lines = _long_module()
+    lines.insert(3, "from __future__ import annotations")
+    assert _check(lines, [(3, 4)]) == (4, "from __future__ imports must occur at the beginning of the file")
