@@ -257,6 +257,13 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         check=_group_ok(secretish),
     ),
     _rule(
+        "cli-secret",
+        r"(?<![\w-])(?:-u|--user)[ =][\"']?[^\s:\"'/@]{1,128}:(?P<s>[^\s\"'@]{1,256})",
+        "-u",
+        group="s",
+        check=_group_ok(lambda v: value_ok(v) and len(v) >= 4),
+    ),
+    _rule(
         "yaml-secret",
         rf"^[+\-]?[ \t]*-?[ \t]*(?i:{SECRET_NAME})[ \t]*:[ \t]+(?P<s>[^\s\"'#|>&*!\[{{][^\s]*)[ \t]*$",
         *NAME_NEEDLES,

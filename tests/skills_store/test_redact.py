@@ -153,6 +153,7 @@ NAMED_FORMS = [
     "https://deploy:{s}@git.example.com/org/repo.git",
     "https://api.example.com/v1/items?token={s}&page=2",
     "GET /callback?state=xyz&api_key={s} HTTP/1.1",
+    "curl -sS -u deploy:{s} https://api.example.com/v1/status",
 ]
 ESCAPED_FORMS = {
     "json after \\n": lambda s: json.dumps({"stdout": "ok\n" + s}),
@@ -230,6 +231,8 @@ def test_only_the_secret_of_escaped_text_is_replaced_and_the_json_stays_valid() 
         'log.info("%3d tokens, %5.1f%% cached", n, pct)',
         'path = "C:\\\\new\\\\tokens\\\\reader.py"',
         "+def test_password_reset_requires_token(client):",
+        "sort -u names.txt | uniq",
+        "python -u -m pytest tests/test_a.py::test_b",
         "PWD=/home/me/projects/shop",
         "pwd: /home/me/projects/shop",
         "+  token_file: ./run/secrets/token",
