@@ -27,6 +27,7 @@ from agent.tasks.trace import traced_lines
 from agent.tasks.verify import Baseline, Verdict, Verifier, measure_baseline
 from agent.tasks.weights import bank_error_classes, error_classes_of, operator_weights, weighted_order
 from sandbox.exec.interpreter import find_interpreter
+from sandbox.testing.grading import normalise_test_id
 from skills_store.models import Skill
 
 if TYPE_CHECKING:
@@ -187,7 +188,7 @@ def _write(
     mutant: Mutant = verdict.mutant
     gold = mutant.gold_patch
     flipped = set(verdict.fail_to_pass)
-    failures = [case for case in (verdict.result.tests if verdict.result else []) if case.id in flipped]
+    failures = [c for c in (verdict.result.tests if verdict.result else []) if normalise_test_id(c.id) in flipped]
     if model is not None:
         statement, tokens = model_statement(model, project, failures, gold)
         report.statement_tokens += tokens
