@@ -100,7 +100,9 @@ class HeuristicDistiller:
         fixes, pitfalls = episodes(traj)
         if not fixes and not pitfalls:
             return []
-        names = lesson.trajectory_names(traj)
+        edits = {e.index: e for f in [*fixes, *pitfalls] for e in f.edits}
+        tests = [f.failure.test_id for f in [*fixes, *pitfalls]]
+        names = lesson.trajectory_names(traj, [edits[i] for i in sorted(edits)], tests)
         grouped: dict[tuple[str, tuple[int, ...]], list[FixEpisode]] = {}
         for fix in fixes:
             if fix.failure.signature is not None:

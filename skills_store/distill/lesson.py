@@ -29,19 +29,24 @@ LESSON_TAG_PREFIX = "lesson-"
 _DIFF_META = ("+++", "---", "@@", "diff ", "index ")
 
 
-def trajectory_names(traj: Trajectory) -> Names:
-    """The user's own names in `traj`: what its edits and failures show, and the touched files still on disk."""
+def trajectory_names(
+    traj: Trajectory, edits: Sequence[Edit] | None = None, test_ids: Sequence[str] | None = None
+) -> Names:
+    """The user's own names in `traj`: what its edits and failures show, and the touched files still on disk.
+
+    `edits` and `test_ids` (the failing tests) save reading the trajectory's events again when they are known.
+    """
     names = Names()
     touched: list[str] = []
-    for event in events(traj):
-        if isinstance(event, Edit):
-            touched += event.files
-            code = [
-                line[1:] for line in event.diff.splitlines() if line[:1] in "+- " and not line.startswith(_DIFF_META)
-            ]
-            names.add_code("\n".join(code))
-        elif isinstance(event, TestRun):
-            touched += [f.test_id.split("::", 1)[0] for f in event.failures if f.test_id]
+    if edits is None or test_ids is None:
+        found = events(traj)
+        edits = [e for e in found if isinstance(e, Edit)]
+        test_ids = [f.test_id for e in found if isinstance(e, TestRun) for f in e.failures]
+    for edit in edits:
+        touched += edit.files
+        diff = edit.diff.splitlines()
+        names.add_code("\n".join(line[1:] for line in diff if line[:1] in "+- " and not line.startswith(_DIFF_META)))
+    touched += [t.split("::", 1)[0] for t in test_ids if t]
     for step in traj.steps:
         if step.tool in ("run_tests", "Bash", "shell", "exec_command") and step.result is not None:
             names.add_failure_text(str(step.result))
