@@ -174,8 +174,8 @@ The whole pass is bounded by the merge: one embedding call per batch, one neares
 with an edit rule, one lookup of its lesson tag) per draft that is not a duplicate of an earlier draft in its batch,
 and one Chroma upsert plus one update per batch. The distiller reads each trajectory's names (which are the user's
 own), tokenizes and aligns the fixing patch's lines for its edit rule, and abstracts each signature with them; the
-installed distributions' import names are read once per process, before the timing. With MiniLM instead of the hash embedder the merge
-also pays for embedding each draft (a few ms each on CPU).
+installed distributions' import names are read once per process, before the timing. With MiniLM instead of the
+hash embedder the merge also pays for embedding each draft (a few ms each on CPU).
 """
     write_report(report_md, "distill")
     print(report_md)

@@ -100,8 +100,9 @@ class HeuristicDistiller:
         fixes, pitfalls = episodes(traj)
         if not fixes and not pitfalls:
             return []
-        edits = {e.index: e for f in [*fixes, *pitfalls] for e in f.edits}
-        tests = [f.failure.test_id for f in [*fixes, *pitfalls]]
+        found: list[FixEpisode | Pitfall] = [*fixes, *pitfalls]
+        edits = {e.index: e for f in found for e in f.edits}
+        tests = [f.failure.test_id for f in found]
         names = lesson.trajectory_names(traj, [edits[i] for i in sorted(edits)], tests)
         grouped: dict[tuple[str, tuple[int, ...]], list[FixEpisode]] = {}
         for fix in fixes:
