@@ -43,6 +43,7 @@ _MASKED_RE = re.compile(r"[*xX#./\- ]+")
 #: An absolute or relative path (`PWD=/home/me/app`, `token_file: ./run/secrets/t`): where a secret is, not one.
 _PATH_RE = re.compile(r"(?:~|\.{1,2})?/(?:[\w.\-]+/)+[\w.\-]*")
 _WORD_RE = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+_VOWEL_RE = re.compile(r"[aeiouAEIOU]")
 
 
 @dataclass(frozen=True)
@@ -315,9 +316,9 @@ def looks_random(token: str) -> bool:
         return False
     if not _mixed(core):
         return False
-    if "/" in core and all(len(part) < 24 for part in core.split("/")) and core.count("/") >= 2:
-        return False  # a path
-    words = sum(len(m) for m in _WORD_RE.findall(core))
+    if core.count("/") >= 2 and all(len(part) < 24 or _HEX_RE.match(part) for part in core.split("/")):
+        return False  # a path (commit hashes in it included: `org/repo/blob/<sha>/src/x.py`)
+    words = sum(len(m) for m in _WORD_RE.findall(core) if _VOWEL_RE.search(m))  # words have vowels
     if words / len(core) > 0.45:
         return False  # an identifier made of words
     threshold = 4.0 if len(core) < 32 else 4.3

@@ -122,6 +122,8 @@ def test_the_entropy_test_tells_random_tokens_from_identifiers_and_digests() -> 
     assert not looks_random("getUserAccountSettingsHandlerFactory2")
     assert not looks_random("3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f")
     assert not looks_random("src/skills_store/trajectory_sqlite")
+    assert looks_random("OtUEwdyr6nvyFlpf" + "TRDQFuUMJrh2U4wIJHqpc")  # letter runs without vowels are not words
+    assert not looks_random("SeanLee97/AnglE/blob/5155458cfa6f7fbc7a8a19a66960cd86eadfd534/angle_emb/loss.py")
     assert shannon_entropy("aaaa") == 0.0
     assert shannon_entropy("") == 0.0
 
