@@ -3,7 +3,7 @@
 | raised                                                      | who acts  | the client sees                       |
 | ----------------------------------------------------------- | --------- | ------------------------------------- |
 | `ToolError`, `InvalidInput`, `RequestRefused` (bad request)  | the model | the message: what to change           |
-| `ConfigError`, `BackendUnavailable`, `SkillBankUnavailable`, | operator  | "the server is misconfigured ...      |
+| `ConfigError`, `SandboxUnavailable`, `SkillBankUnavailable`, | operator  | "the server is misconfigured ...      |
 | other store/sandbox errors, `OSError`, `sqlite3.Error`       |           | logged as <id>", no paths, no details |
 | anything else (our bug)                                      | us        | "internal error, logged as <id>"      |
 
@@ -25,7 +25,15 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from mcp_server.lazy import SkillBankUnavailable
-from sandbox.errors import BackendUnavailable, RequestRefused, SandboxError
+from sandbox.errors import (
+    BackendUnavailable,
+    RequestRefused,
+    SandboxConfigError,
+    SandboxError,
+    SandboxUnavailable,
+    WorkspaceUnavailable,
+    WriteFailed,
+)
 from skills_store.errors import ConfigError, InvalidInput, SkillStoreError
 
 log = logging.getLogger(__name__)
@@ -38,6 +46,10 @@ REFUSALS: tuple[type[Exception], ...] = (InvalidInput, RequestRefused)
 #: Setup and environment problems, in the order they are matched: what the client is told (no internals).
 ENVIRONMENT: tuple[tuple[type[Exception], str], ...] = (
     (BackendUnavailable, "the requested sandbox backend is not available on this server"),
+    (WorkspaceUnavailable, "the server's workspace is unavailable"),
+    (WriteFailed, "the server could not write the files (everything was rolled back)"),
+    (SandboxConfigError, "the server's sandbox is misconfigured"),
+    (SandboxUnavailable, "the server's sandbox is unavailable"),
     (SkillBankUnavailable, "the skill bank is unavailable on this server"),
     (ConfigError, "the server is misconfigured"),
     (SkillStoreError, "the server's storage failed"),
@@ -59,9 +71,11 @@ def route(tool: str, exc: Exception) -> ToolError:
         if isinstance(exc, kind):
             incident = incident_id()
             log.error("%s: %s: %s [%s]", tool, type(exc).__name__, exc, incident)
+            workaround = getattr(exc, "workaround", None)
+            meanwhile = f" Meanwhile you can {workaround}." if workaround else ""
             return ToolError(
                 f"{public}; nothing was changed. This is for the server's operator to fix, not a problem with "
-                f"your request (logged as {incident}); tell the user if it persists."
+                f"your request (logged as {incident}); tell the user if it persists.{meanwhile}"
             )
     incident = incident_id()
     log.error("%s: internal error [%s]", tool, incident, exc_info=exc)

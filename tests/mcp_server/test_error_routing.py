@@ -16,7 +16,7 @@ from mcp_server.errors import route
 from mcp_server.lazy import LazySkillBank, SkillBankUnavailable
 from mcp_server.services import build_deps
 from mcp_server.settings import Settings
-from sandbox.errors import BackendUnavailable, PatchError
+from sandbox.errors import BackendUnavailable, InterpreterNotFound, PatchError, WorkspaceUnavailable, WriteFailed
 from skills_store.errors import ConfigError, InvalidInput
 
 pytestmark = pytest.mark.anyio
@@ -97,6 +97,13 @@ async def test_a_refusal_reaches_the_model_word_for_word(test_settings: Settings
     assert "internal error" not in result.content[0].text
 
 
+def test_a_workaround_the_sandbox_offers_reaches_the_model(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR):
+        error = route("run_tests", BackendUnavailable("no Docker engine answers at /var/run/docker.sock"))
+    assert "Meanwhile you can use backend='local'." in str(error)
+    assert "docker.sock" not in str(error)
+
+
 @pytest.mark.parametrize(
     ("exc", "public"),
     [
@@ -105,6 +112,9 @@ async def test_a_refusal_reaches_the_model_word_for_word(test_settings: Settings
         (ConfigError("bad SKILLBANK_CHROMA_URL http://10.0.0.3:8000"), "misconfigured"),
         (sqlite3.DatabaseError("database disk image is malformed"), "storage failed"),
         (OSError(28, "No space left on device"), "system error"),
+        (WriteFailed("/srv/ws/a.py: No space left on device"), "could not write the files"),
+        (WorkspaceUnavailable("/srv/ws is gone"), "workspace is unavailable"),
+        (InterpreterNotFound("SKILLBANK_TEST_PYTHON=/opt/py3 does not exist"), "sandbox is misconfigured"),
     ],
 )
 def test_environment_problems_tell_the_client_no_internals(
