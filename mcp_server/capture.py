@@ -8,9 +8,14 @@ committed before the tool's result goes back to the client. `record_trajectory` 
 A session that ends without `final=true` is closed by the server: its outcome is the one the agent set, else
 inferred from the last `run_tests` reward (1.0 -> success, otherwise failure), else `abandoned`; a last
 observation step says so. A session ends when its connection closes (stdio pipe closed, HTTP session deleted or
-expired), after `idle_close_s` without a call where the protocol has no connection (2026-07-28 requests), and at
-server shutdown (`aclose()`). Trajectories left open by a crashed server are closed as `abandoned` after
-`stale_after`.
+expired), after `idle_close_s` without a call where the protocol has no connection (2026-07-28 requests, the
+`X-Skillbank-Session` header, a trajectory `record_trajectory` opened over stateless HTTP), with its request for a
+tool call over stateless HTTP without the header (nothing could continue it), and at server shutdown
+(`aclose()`). Trajectories left open by a crashed server are closed as `abandoned` after `stale_after`.
+
+Sessions never mix (`session_key`): where the transport tells two clients apart its key is used; where it does
+not, each request is its own session, and a trajectory is written to again only through the id the server
+returned.
 """
 
 from __future__ import annotations
@@ -235,6 +240,9 @@ class SessionCapture:
             # the session goes on in a new trajectory.
             self._forget(tid)
             await anyio.to_thread.run_sync(write, await self.trajectory_id(ctx))
+        identity = session_identity(ctx)
+        if identity.per_request:  # nothing can continue this trajectory: it ends with its request
+            await self._end_session(identity.key, "the request ended; stateless HTTP without X-Skillbank-Session")
 
     def _forget(self, trajectory_id: str) -> str | None:
         """Detach a closed trajectory from its session (the next call starts a new one); returns the session key."""

@@ -65,6 +65,8 @@ async def test_stateless_http_requests_share_a_trajectory_only_through_the_sessi
             await plain_b.call_tool("echo", {"text": "no header"})
     by_texts = sorted(_texts(store, t) for t in store.list())
     assert by_texts == [["alpha", "alpha"], ["beta"], ["no header"], ["no header"]]
+    # Nothing can continue a trajectory of one stateless request: it is closed when the request ends.
+    assert [t.status for t in store.list() if _texts(store, t) == ["no header"]] == ["closed", "closed"]
 
 
 SERVER = textwrap.dedent(
