@@ -12,7 +12,6 @@ limit says how to batch). A refused call changes nothing and is not captured: th
 from __future__ import annotations
 
 import difflib
-import logging
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -22,8 +21,6 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, ValidationError
-
-log = logging.getLogger(__name__)
 
 #: (argument, pydantic error type) -> what to do instead; replaces the generic hint for that case.
 Advice = Mapping[tuple[str, str], str]
