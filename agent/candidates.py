@@ -121,7 +121,7 @@ async def best_of_n(
             if progress is not None:
                 progress(f"[{slot.index}/{n}] {line}")
 
-        if slot.index > 1:  # the first server creates the data dir's stores; the others open them after it
+        if slot.index > 1:  # the first server creates the data dir's stores (not safe to race); the rest follow
             await first_up.wait()
         async with limiter:
             chosen = model(slot.index) if callable(model) and not isinstance(model, Model) else model

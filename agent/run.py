@@ -130,7 +130,8 @@ async def solve(
     `server` starts skillbank (default: the installed `skillbank` with this process's environment, so the same
     `SKILLBANK_HOME`); `tests` restricts the harness's test runs (default: the whole suite); `progress` gets one
     line per tool call and per model turn; `stream` uses streaming model requests; `label` (e.g. "candidate 2/3")
-    is noted in the trajectory; `on_connected` is called once the server answered the handshake.
+    is noted in the trajectory; `on_connected` is called once the server has answered the first calls (its
+    stores are open then).
     """
     limits = limits or Limits()
     workspace = workspace.resolve()
@@ -149,8 +150,6 @@ async def solve(
                                 process_tool_call=lambda *a: session.process_tool_call(*a))  # fmt: skip
     session = Session(toolset, progress, {"tests": tests} if tests else {})
     async with toolset:
-        if on_connected is not None:
-            on_connected()
         with anyio.move_on_after(limits.timeout_s or math.inf) as scope:
             try:
                 first = await session.run_tests()
@@ -162,6 +161,8 @@ async def solve(
                 shown = ", ".join(s["skill_id"] for s in skills) or "none"
                 note = f"{label}; skills in the prompt: {shown}" if label else f"skills in the prompt: {shown}"
                 await session.record([{"kind": "message", "content": note}], task=task)
+                if on_connected is not None:
+                    on_connected()
                 agent: Agent[None, str] = Agent(
                     model,
                     instructions=instructions(use_skills),
