@@ -1,6 +1,10 @@
 """Claude Code: the server in `.mcp.json` (project) or `~/.claude.json` (user), and with `--hooks` the capture
 hooks of `claude_settings.example.json` merged into `.claude/settings.json` (project) or `~/.claude/settings.json`.
 
+A project server from `.mcp.json` waits for the user's approval before Claude Code starts it; running the install is
+that approval, so project scope also lists the server in `enabledMcpjsonServers` of `.claude/settings.local.json`
+(the per-user, uncommitted settings where Claude Code records it).
+
 The hooks let skillbank capture Claude's own Edit/Bash calls and inject skills into prompts; each is an entry
 `{"matcher"?, "hooks": [{"type": "command", "command": "<skillbank> hook claude", "timeout": 10}]}` appended to the
 event's list, so the user's own hooks stay as they are and uninstall removes only these entries.
@@ -12,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.install.files import Change, InstallError, dump_json, finish, read_json, save
-from agent.install.target import Target, drop_server, put_server
+from agent.install.target import NAME, Target, drop_server, put_server
 
 #: Claude Code hook events skillbank listens to; True where the event takes a tool matcher.
 HOOK_EVENTS = {"SessionStart": False, "UserPromptSubmit": False, "PostToolUse": True, "PostToolUseFailure": True,
@@ -29,6 +33,10 @@ def servers_file(target: Target) -> Path:
     if target.env.get("CLAUDE_CONFIG_DIR"):
         return config_dir(target) / ".claude.json"
     return target.home / ".claude.json"
+
+
+def local_settings_file(target: Target) -> Path:
+    return target.workspace / ".claude" / "settings.local.json"
 
 
 def settings_file(target: Target) -> Path:
@@ -58,9 +66,23 @@ def install(target: Target) -> list[Change]:
     data = read_json(path)
     what = put_server(_map(data, "mcpServers", path), server_entry(target), path, target.force)
     changes = [save(path, dump_json(data), what or "the skillbank server is already there")]
+    if target.scope == "project":
+        changes.append(_approve(target))
     if target.hooks:
         changes.append(_merge_hooks(target))
     return changes
+
+
+def _approve(target: Target) -> Change:
+    path = local_settings_file(target)
+    data = read_json(path)
+    enabled = data.setdefault("enabledMcpjsonServers", [])
+    if not isinstance(enabled, list):
+        raise InstallError(f"{path}: enabledMcpjsonServers is not a list; fix it, then run again")
+    if NAME in enabled:
+        return save(path, dump_json(data), "the project's skillbank server is already approved")
+    enabled.append(NAME)
+    return save(path, dump_json(data), "approved the project's skillbank server (enabledMcpjsonServers)")
 
 
 def _merge_hooks(target: Target) -> Change:
@@ -90,6 +112,17 @@ def uninstall(target: Target) -> list[Change]:
             del data["mcpServers"]
         what = "removed the skillbank server" if removed else "no skillbank server"
         changes.append(finish(path, data, what, deletable=target.scope == "project"))
+    local = local_settings_file(target)
+    if target.scope == "project" and local.exists():
+        data = read_json(local)
+        enabled = data.get("enabledMcpjsonServers")
+        if isinstance(enabled, list) and NAME in enabled:
+            enabled.remove(NAME)
+            if not enabled:
+                del data["enabledMcpjsonServers"]
+            changes.append(
+                finish(local, data, "withdrew the approval of the project's skillbank server", deletable=True)
+            )
     settings = settings_file(target)
     if settings.exists():
         data = read_json(settings)

@@ -51,6 +51,8 @@ def test_claude_project_install_adds_the_server_keeps_others_and_is_idempotent(h
     assert json.loads(Path(f"{mcp}.skillbank.bak").read_text()) == {
         "mcpServers": {"other": {"command": "other-server"}}
     }
+    local = project / ".claude" / "settings.local.json"
+    assert json.loads(local.read_text()) == {"enabledMcpjsonServers": ["skillbank"]}  # installing is the approval
     before = mcp.read_text()
     code, out = cli("install", "claude", "--workspace", str(project))
     assert code == 0
@@ -59,6 +61,18 @@ def test_claude_project_install_adds_the_server_keeps_others_and_is_idempotent(h
     code, out = cli("uninstall", "claude", "--workspace", str(project))
     assert code == 0, out
     assert json.loads(mcp.read_text()) == {"mcpServers": {"other": {"command": "other-server"}}}
+    assert not local.exists()
+
+
+def test_claude_project_approval_keeps_the_users_local_settings(home: Path, project: Path) -> None:
+    local = project / ".claude" / "settings.local.json"
+    local.parent.mkdir()
+    mine = {"permissions": {"allow": ["Bash(ls)"]}, "enabledMcpjsonServers": ["docs"]}
+    local.write_text(json.dumps(mine))
+    assert cli("install", "claude", "--workspace", str(project))[0] == 0
+    assert json.loads(local.read_text())["enabledMcpjsonServers"] == ["docs", "skillbank"]
+    assert cli("uninstall", "claude", "--workspace", str(project))[0] == 0
+    assert json.loads(local.read_text()) == mine
 
 
 def test_claude_user_install_with_hooks_merges_and_uninstall_restores_exactly(home: Path, project: Path) -> None:

@@ -85,6 +85,17 @@ def test_claude_code_calls_run_tests_and_its_edit_is_captured_by_the_installed_h
     assert edit["args"]["new_string"] == "a + b"
 
 
+def test_a_project_install_is_approved_so_claude_code_connects_to_it(
+    setup: tuple[Path, dict[str, str]], node_tool, skillbank_exe: str
+) -> None:
+    repo, env = setup
+    installed = run([skillbank_exe, "install", "claude"], env, repo)
+    assert installed.returncode == 0, installed.stderr
+    listed = run([node_tool("claude"), "mcp", "list"], env, repo)
+    assert "skillbank:" in listed.stdout
+    assert "Connected" in listed.stdout, listed.stdout + listed.stderr
+
+
 def test_codex_lists_the_installed_server_and_exec_calls_run_tests_and_search_skills(
     setup: tuple[Path, dict[str, str]], node_tool, skillbank_exe: str
 ) -> None:
