@@ -2,11 +2,11 @@
 
 For each failure that was fixed (see `episodes`), the skill's `pattern` is the failure's error signature with only
 the user's own names abstracted (`signature.specific`). When the patch makes an edit rule (`rules.derive`), the
-skill is a lesson: its `rule` holds the rewrites and its strategy leads with them, then why, then this
-trajectory's instance as an example (`lesson.render`). Otherwise its `strategy` says what the fix changed, where,
-and what kind of change it was (with the changed lines as evidence). Its `sources` name the trajectory. A failure seen by two runs or more and never fixed becomes a
-low-confidence *pitfall* skill listing what did not work. Failures without an error message give no skill: there
-is no pattern to recognise them by.
+skill is a lesson: its `rule` holds the rewrites and its strategy leads with them, then why, then this trajectory's
+instance as an example (`lesson.render`). Otherwise its `strategy` says what the fix changed, where, and what kind
+of change it was (with the changed lines as evidence). Its `sources` name the trajectory. A failure seen by two runs
+or more and never fixed becomes a low-confidence *pitfall* skill listing what did not work. Failures without an
+error message give no skill: there is no pattern to recognise them by.
 
 The prior confidence follows the evidence (documented in docs/distillation.md):
 
