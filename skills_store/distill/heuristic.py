@@ -21,6 +21,7 @@ The prior confidence follows the evidence (documented in docs/distillation.md):
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -33,6 +34,8 @@ from skills_store.distill.runner import DistillResult
 from skills_store.distill.signature import ErrorSignature, specific
 from skills_store.models import TAG_RE, EditRewrite, Skill, Trajectory
 from skills_store.truncate import truncate_text
+
+log = logging.getLogger(__name__)
 
 PITFALL_PRIOR = 0.25
 
@@ -141,7 +144,11 @@ class HeuristicDistiller:
         assert fix.failure.signature is not None  # grouped only when a signature exists
         sig = specific(fix.failure.signature, names)
         change = summarise(fix.edits)
-        rewrites = derive(change.files, names, sig.example)
+        try:
+            rewrites = derive(change.files, names, sig.example)
+        except Exception:  # an agent's patch no tokenizer foresaw must cost the rule, not the skill
+            log.exception("no edit rule for %s: deriving it failed", traj.trajectory_id)
+            rewrites = []
         if rewrites:
             return self._lesson_skill(traj, fix, sig, change, rewrites)
         lead = KIND_PHRASES[change.kinds[0]]

@@ -31,6 +31,8 @@ from skills_store.distill.names import ABC_NAMES, BUILTIN_METHODS, MAPPING_METHO
 from skills_store.distill.span import CLOSE, OPEN, Span, Tok, balanced, depths, matching, tokens, widen
 
 MAX_REWRITES = 3
+#: Removed x added lines of one block above which lines are paired in order instead of by similarity.
+MAX_PAIRING = 400
 MAX_RULE_CHARS = 160
 _GAP = 3
 _WORD_RE = re.compile(r"[A-Za-z_]\w*")
@@ -237,6 +239,8 @@ def _pair_lines(removed: list[str], added: list[str]) -> list[tuple[str, str]]:
     """Pair removed with added lines in order, maximising their total similarity (pairs below 0.4 are not made;
     unpaired lines stand alone as a removal or an addition)."""
     n, m = len(removed), len(added)
+    if n * m > MAX_PAIRING:  # a block this big is a rewrite of the code, not an edit a rule describes
+        return [(o, a) for o, a in zip(removed, added, strict=False) if (o.strip() or a.strip())]
     score = [[_similarity(r, a) for a in added] for r in removed]
     best = [[0.0] * (m + 1) for _ in range(n + 1)]
     for i in range(1, n + 1):
