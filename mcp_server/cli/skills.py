@@ -33,7 +33,7 @@ def _list_skills(settings: Settings, filters: Filters, limit: int) -> tuple[list
     catalog = open_catalog(settings)
     if catalog is None:
         return [], 0
-    with contextlib.closing(catalog):
+    with catalog:
         return catalog.list_skills(filters, limit=limit), catalog.count()
 
 
@@ -81,11 +81,8 @@ def _load_skill_files(path: Path, settings: Settings) -> list[dict]:
         found = catalog.get([skill_id])
         return found[0] if found else None
 
-    try:
+    with catalog if catalog is not None else contextlib.nullcontext():
         return read_skill_records(path, stored)
-    finally:
-        if catalog is not None:
-            catalog.close()
 
 
 @app.command("import")
@@ -189,7 +186,7 @@ def show(
     catalog = open_catalog(settings)
     if catalog is None:
         fail(f"no skill with id {skill_id!r}: there is no skill bank at {settings.home} yet")
-    with contextlib.closing(catalog):
+    with catalog:
         found = catalog.get([skill_id])
     if not found:
         fail(f"no skill with id {skill_id!r}; `skillbank skills list` shows the ids")

@@ -61,7 +61,7 @@ def prune(
     catalog = open_catalog(settings)
     if catalog is None:
         return
-    with contextlib.closing(catalog), clean_errors():
+    with catalog, clean_errors():
         candidates = plan_prune(catalog, unused_days=unused, below=below)
     table = Table(box=None)
     table.add_column("skill_id", no_wrap=True, min_width=max((len(c.skill.skill_id) for c in candidates), default=8))
