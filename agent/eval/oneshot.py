@@ -8,6 +8,7 @@ diff). No tool calls, so it works with models too weak for an agent loop.
 
 from __future__ import annotations
 
+import asyncio
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,6 +80,8 @@ class OneShotSolver:
         self.model = model
         self.config = config
         self.skills = skills
+        self._loop = asyncio.Runner()
+        """One event loop for every request of the eval, so the model's HTTP client stays on one loop."""
 
     def solve(self, ctx: SolveContext) -> SolveResult:
         from pydantic_ai import Agent
@@ -104,7 +107,7 @@ class OneShotSolver:
                 max_tokens=cfg.max_output_tokens,
             )
             try:
-                run = agent.run_sync(prompt, model_settings=settings)
+                run = self._loop.run(agent.run(prompt, model_settings=settings))
             except (ModelAPIError, AgentRunError, UsageLimitExceeded) as exc:
                 result.error = f"{type(exc).__name__}: {exc}"[:500]
                 continue
@@ -137,7 +140,7 @@ class OneShotSolver:
             return run.reward.value
 
     def close(self) -> None:
-        return None
+        self._loop.close()
 
 
 def _add_cost(total: float | None, run: Any) -> float | None:

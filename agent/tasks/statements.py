@@ -7,6 +7,7 @@ model's text that still gives the fix away is replaced by the offline statement.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -65,15 +66,24 @@ def offline_statement(project: str, failures: Sequence[TestCase], gold_patch: st
     )
 
 
-def model_statement(model: Model, project: str, failures: Sequence[TestCase], gold_patch: str) -> tuple[str, int]:
-    """(statement, tokens used) written by `model`; falls back to the offline statement when it leaks the fix."""
+def model_statement(
+    model: Model, project: str, failures: Sequence[TestCase], gold_patch: str, runner: asyncio.Runner | None = None
+) -> tuple[str, int]:
+    """(statement, tokens used) written by `model`; falls back to the offline statement when it leaks the fix.
+
+    `runner` is the event loop the requests run on: one for a whole synthesis, so the model's HTTP client keeps
+    one loop (a throwaway runner is used without it)."""
     from pydantic_ai import Agent
 
     ids, first = evidence(failures)
     listed = "\n".join(ids[:MAX_LISTED])
     prompt = f"Project: {project}\nFailing tests:\n{listed}\n\nOutput:\n{scrub(first, gold_patch)}"
     agent: Agent[None, str] = Agent(model, instructions=INSTRUCTIONS, output_type=str)
-    result = agent.run_sync(prompt)
+    if runner is None:
+        with asyncio.Runner() as own:
+            result = own.run(agent.run(prompt))
+    else:
+        result = runner.run(agent.run(prompt))
     tokens = result.usage.total_tokens or 0
     text = scrub(result.output.strip(), gold_patch)
     if not text.strip() or leaks_fix(text, gold_patch):

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections import Counter
@@ -65,6 +66,8 @@ class SynthReport:
     unreal: int = 0
     """Candidates skipped unverified: they do not compile, or mean the same as the original or an earlier one."""
     wall_s: float = 0.0
+    runner: asyncio.Runner | None = field(default=None, repr=False)
+    """The event loop model requests run on, open while synthesis runs."""
 
     @property
     def covered_bank_classes(self) -> list[str]:
@@ -148,6 +151,7 @@ def synthesize(
     outcomes_seen: set[frozenset[str]] = set()
     workers = max(1, config.workers)
     with (
+        asyncio.Runner() as report.runner,
         Verifier(repo, workers, timeout_s=timeout_s, test_python=config.test_python, baseline=baseline) as verifier,
         ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sb-verify") as pool,
     ):
@@ -190,7 +194,7 @@ def _write(
     flipped = set(verdict.fail_to_pass)
     failures = [c for c in (verdict.result.tests if verdict.result else []) if normalise_test_id(c.id) in flipped]
     if model is not None:
-        statement, tokens = model_statement(model, project, failures, gold)
+        statement, tokens = model_statement(model, project, failures, gold, report.runner)
         report.statement_tokens += tokens
     else:
         statement = offline_statement(project, failures, gold)

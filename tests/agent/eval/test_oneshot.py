@@ -39,8 +39,11 @@ def reverse_gold(tf: TaskFolder) -> tuple[str, str]:
 def solve(tf: TaskFolder, answers: list[str], prompts: list[str], *, use_skills: bool):  # type: ignore[no-untyped-def]
     solver = OneShotSolver(scripted(answers, prompts), OneShotConfig(candidates=len(answers), test_python=PYTHON),
                            skills=lambda queries: [SKILL])  # fmt: skip
-    with fresh_copy(tf) as ws:
-        return solver.solve(SolveContext(tf, ws, use_skills, "heldout", 0, 0))
+    try:
+        with fresh_copy(tf) as ws:
+            return solver.solve(SolveContext(tf, ws, use_skills, "heldout", 0, 0))
+    finally:
+        solver.close()
 
 
 def one_line_task(tasks: Path) -> TaskFolder:
