@@ -49,13 +49,26 @@ def trajectory_names(
     touched += [t.split("::", 1)[0] for t in test_ids if t]
     for step in traj.steps:
         if step.tool in ("run_tests", "Bash", "shell", "exec_command") and step.result is not None:
-            names.add_failure_text(str(step.result))
+            names.add_failure_text("\n".join(_strings(step.result)))
     for path in dict.fromkeys(touched):
         names.add_module_path(path)
         text = read_workspace_file(traj.workspace, path)
         if text is not None:
             names.add_code(text)
     return names.finish()
+
+
+def _strings(value: object, depth: int = 0) -> list[str]:
+    """Every string inside a step result (failure messages keep their lines; a repr would escape them)."""
+    if isinstance(value, str):
+        return [value]
+    if depth > 4:
+        return []
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v, depth + 1)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v, depth + 1)]
+    return []
 
 
 def lesson_key(pattern: str, rule: Sequence[EditRewrite]) -> str | None:

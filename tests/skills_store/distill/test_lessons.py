@@ -148,3 +148,19 @@ def test_dedupe_merges_stored_copies_of_one_lesson_and_keeps_other_rules_apart(h
     by_rule = {s.rule[0].after: s.sources for s in hash_bank.list_skills()}
     assert sorted(by_rule["time.perf_counter()"]) == ["t1", "t2"]
     assert by_rule["time.monotonic()"] == ["t3"]
+
+
+def test_a_module_the_traceback_imports_is_kept_though_it_is_not_installed(steps) -> None:
+    error = "ModuleNotFoundError: No module named 'pkg_legacy'"
+    message = f"{error}\ntests/test_v.py:1: in <module>\n    from about import v\nabout.py:1: in <module>\n>   import pkg_legacy\nE   {error}"
+    patch = "--- a/requirements.txt\n+++ b/requirements.txt\n@@ -1 +1,2 @@\n pytest\n+pkg-legacy==1.0\n"
+    traj = steps.trajectory(
+        steps.run("error", [("tests/test_v.py", message)]),
+        steps.patch(patch, ["requirements.txt"]),
+        steps.run("passed"),
+    )
+    names = lesson.trajectory_names(traj)
+    assert "pkg_legacy" in names.imported
+    assert "about" in names.user_modules
+    [skill] = HeuristicDistiller().distill([traj])
+    assert skill.pattern == error
