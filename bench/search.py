@@ -76,27 +76,26 @@ def build_store(size: int, base_vectors: np.ndarray) -> Path:
         return home
     rng = random.Random(size)
     nrng = np.random.default_rng(size)
-    bank = SkillBank.open(home, make_embedder("minilm"))
-    batch: list[Skill] = []
-    for i in range(size):
-        title, pattern, strategy = skill_text(rng, i)
-        batch.append(
-            Skill(
-                skill_id=f"bench-{i}", title=title, pattern=pattern, strategy=strategy,
-                language=LANGUAGES[i % len(LANGUAGES)], tags=rng.sample(TAGS, 2),
-                confidence=round(rng.uniform(0.3, 0.95), 2),
-            )
-        )  # fmt: skip
-        if len(batch) == 2000 or i == size - 1:
-            a = base_vectors[nrng.integers(0, len(base_vectors), len(batch))]
-            b = base_vectors[nrng.integers(0, len(base_vectors), len(batch))]
-            vectors = 0.8 * a + 0.2 * b + nrng.normal(0, 0.02, a.shape).astype(np.float32)
-            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-            bank.store.upsert(batch, vectors)
-            bank.catalog.upsert(batch, vectors)
-            batch = []
-    bank.catalog.set_meta("starter_seeded", "0")
-    bank.close()
+    with SkillBank.open(home, make_embedder("minilm")) as bank:
+        batch: list[Skill] = []
+        for i in range(size):
+            title, pattern, strategy = skill_text(rng, i)
+            batch.append(
+                Skill(
+                    skill_id=f"bench-{i}", title=title, pattern=pattern, strategy=strategy,
+                    language=LANGUAGES[i % len(LANGUAGES)], tags=rng.sample(TAGS, 2),
+                    confidence=round(rng.uniform(0.3, 0.95), 2),
+                )
+            )  # fmt: skip
+            if len(batch) == 2000 or i == size - 1:
+                a = base_vectors[nrng.integers(0, len(base_vectors), len(batch))]
+                b = base_vectors[nrng.integers(0, len(base_vectors), len(batch))]
+                vectors = 0.8 * a + 0.2 * b + nrng.normal(0, 0.02, a.shape).astype(np.float32)
+                vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+                bank.store.upsert(batch, vectors)
+                bank.catalog.upsert(batch, vectors)
+                batch = []
+        bank.catalog.set_meta("starter_seeded", "0")
     (home / "built").write_text(str(size))
     return home
 
@@ -145,16 +144,15 @@ async def time_tool(home: Path, texts: list[str], args: dict, *, cached: bool = 
 def time_floor(home: Path, texts: list[str], where: dict | None = None, *, encode: bool = True) -> list[float]:
     """One encode (unless `encode` is False: vectors computed beforehand) plus one raw Chroma query(k=5)."""
     embedder = MiniLMEmbedder()
-    bank = SkillBank.open(home, embedder)
-    embedder.embed(["warm up"])
-    vectors = None if encode else embedder.embed(texts)
-    out = []
-    for i, text in enumerate(texts):
-        start = time.perf_counter()
-        vec = embedder.embed([text])[0] if vectors is None else vectors[i]
-        bank.store.query(vec, 5, where=where)
-        out.append((time.perf_counter() - start) * 1000)
-    bank.close()
+    with SkillBank.open(home, embedder) as bank:
+        embedder.embed(["warm up"])
+        vectors = None if encode else embedder.embed(texts)
+        out = []
+        for i, text in enumerate(texts):
+            start = time.perf_counter()
+            vec = embedder.embed([text])[0] if vectors is None else vectors[i]
+            bank.store.query(vec, 5, where=where)
+            out.append((time.perf_counter() - start) * 1000)
     return out
 
 

@@ -114,14 +114,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     queries = load_evalset()
     with tempfile.TemporaryDirectory(prefix="skillbank-retrieval-") as tmp:
         start = time.perf_counter()
-        bank = build_bank(Path(tmp) / "home", make_embedder("minilm"))
-        build_s = time.perf_counter() - start
-        try:
+        with build_bank(Path(tmp) / "home", make_embedder("minilm")) as bank:
+            build_s = time.perf_counter() - start
             corpus = bank.count()
             bank.search("warm up the model", k=1, count_use=False)
             results = run_queries(bank, queries)
-        finally:
-            bank.close()
     table = summarize(results)
     passed = hybrid_wins(table)
     report = render(table, results, corpus=corpus, build_s=build_s, passed=passed)
