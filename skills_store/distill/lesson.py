@@ -24,6 +24,8 @@ from skills_store.distill.rules import Rewrite
 from skills_store.models import EditRewrite, Skill, Trajectory
 
 MAX_EXAMPLES = 3
+#: Touched files (edited, tested, in a traceback) read from the workspace to learn the user's own names.
+MAX_FILES = 30
 EXAMPLES_HEADER = "Examples:"
 LESSON_TAG_PREFIX = "lesson-"
 _DIFF_META = ("+++", "---", "@@", "diff ", "index ")
@@ -50,11 +52,12 @@ def trajectory_names(
     for step in traj.steps:
         if step.tool in ("run_tests", "Bash", "shell", "exec_command") and step.result is not None:
             names.add_failure_text("\n".join(_strings(step.result)))
-    for path in dict.fromkeys(touched):
+    for path in list(dict.fromkeys([*touched, *sorted(names.traceback_paths)]))[:MAX_FILES]:
         names.add_module_path(path)
         text = read_workspace_file(traj.workspace, path)
         if text is not None:
             names.add_code(text)
+            names.read_files = True
     return names.finish()
 
 

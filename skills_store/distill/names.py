@@ -90,6 +90,10 @@ class Names:
     """Top-level modules the user's code imports or the failure ran through that are not the user's."""
     from_modules: set[str] = field(default_factory=set)
     """Names the user's code imports from modules that are not theirs (`from json import loads` -> `loads`)."""
+    traceback_paths: set[str] = field(default_factory=set)
+    """The user's files a failure's traceback runs through (read too, when the workspace is there)."""
+    read_files: bool = False
+    """Whether the touched files themselves were read (then a name they do not define is not the user's)."""
 
     def is_user(self, name: str) -> bool:
         return name in self.user or name in self.user_modules
@@ -111,7 +115,10 @@ class Names:
         """The `T` of `'T' object ...`: a builtin type or a dotted name into a library module."""
         if self.is_user(name.split(".", 1)[0]):
             return False
-        return name in BUILTIN_TYPE_NAMES or name in self.from_modules or ("." in name and self.is_module(name))
+        if name in BUILTIN_TYPE_NAMES or name in self.from_modules or ("." in name and self.is_module(name)):
+            return True
+        # A class the user's files do not define (`Thread`, `DataFrame`) is a library's, once those files were read.
+        return self.read_files and name[:1].isupper() and name.isidentifier()
 
     # -- reading the user's code ------------------------------------------------------------------------------
     def add_module_path(self, path: str) -> None:
@@ -183,6 +190,7 @@ class Names:
         for path in _PATH_RE.findall(text):
             if "site-packages" not in path and "/lib/python" not in path and not path.startswith("/"):
                 self.add_module_path(path)
+                self.traceback_paths.add(path)
 
     def finish(self) -> Names:
         """Drop from `imported` what turned out to be the user's own, and keywords from every set."""

@@ -164,3 +164,12 @@ def test_a_module_the_traceback_imports_is_kept_though_it_is_not_installed(steps
     assert "about" in names.user_modules
     [skill] = HeuristicDistiller().distill([traj])
     assert skill.pattern == error
+
+
+def test_a_library_class_is_kept_once_the_users_files_were_read_and_do_not_define_it() -> None:
+    line = "AttributeError: 'Thread' object has no attribute 'isAlive'"
+    assert from_error_line(line).message == "'<name>' object has no attribute '<name>'"  # nothing read: unsure
+    read = Names(user={"Worker"}, read_files=True)
+    assert from_error_line(line, names=read).message == "'Thread' object has no attribute 'isAlive'"
+    own = "AttributeError: 'Worker' object has no attribute 'isAlive'"
+    assert from_error_line(own, names=read).message == "'<name>' object has no attribute '<name>'"
