@@ -58,10 +58,12 @@ def main() -> int:
     parser.add_argument("--min-heldout", type=int, default=40)
     parser.add_argument("--candidates", type=int, default=1)
     parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--max-train", type=int, default=None, help="Solve at most this many training tasks")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--report-only", action="store_true", help="Report what the output dir holds so far")
     args = parser.parse_args()
 
-    from agent.eval.harness import EvalConfig, run_eval
+    from agent.eval.harness import EvalConfig, run_eval, summary_of
     from agent.tasks.model import load_tasks
 
     started = time.monotonic()
@@ -71,13 +73,17 @@ def main() -> int:
     out = args.out or CACHE / f"eval-{args.model.replace(':', '-')}-n{args.candidates}"
     config = EvalConfig(tasks=tasks_dir, out=out, model=args.model, rounds=1, attempts=1, mode="oneshot",
                         heldout_fraction=fraction, candidates=args.candidates, test_python=sys.executable,
-                        embedder=args.embedder, timeout_s=300)  # fmt: skip
+                        embedder=args.embedder, timeout_s=300, max_train=args.max_train)  # fmt: skip
 
     def progress(label: str, done: int, total: int) -> None:
         print(f"\r{label}: {done}/{total} ({time.monotonic() - started:.0f} s)", end="", file=sys.stderr, flush=True)
 
-    summary = run_eval(config, os.environ, progress)
-    print(file=sys.stderr)
+    if args.report_only:
+        summary = summary_of(config)
+        summary["partial"] = True
+    else:
+        summary = run_eval(config, os.environ, progress)
+        print(file=sys.stderr)
     write_report(report(summary, count, time.monotonic() - started), "learning")
     return 0
 
@@ -100,6 +106,8 @@ def report(summary: dict, tasks: int, wall_s: float) -> str:  # type: ignore[typ
     ]
     if summary["harness_check"]:
         lines.append(f"**{summary['note']}**\n")
+    if summary.get("partial"):
+        lines.append("**Partial: the run was still going; these are the attempts finished so far.**\n")
 
     def row(label: str, s: dict) -> str:  # type: ignore[type-arg]
         return f"| {label} | {rate(s)} | {s['invalid']} | {s['input_tokens']:,} / {s['output_tokens']:,} |"

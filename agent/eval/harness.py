@@ -104,8 +104,9 @@ def run_eval(config: EvalConfig, env: Mapping[str, str], progress: ProgressFn | 
                 _distill_round(info, bank, store, home, config)
                 rounds_path.write_text(json.dumps(rounds, indent=2) + "\n", encoding="utf-8")
             conditions: tuple[Condition, ...] = ("skills", "no_skills")
-            jobs = [(tid, "heldout", cond, k) for cond in conditions for tid in heldout
-                    for k in range(config.attempts)]  # fmt: skip
+            # Task-major order: an interrupted run still has both conditions of the tasks it reached (paired).
+            jobs = [(tid, "heldout", cond, k) for tid in heldout for k in range(config.attempts)
+                    for cond in conditions]  # fmt: skip
             _run_jobs(f"round {r}: held-out", jobs, r, tasks, solver, store, log, config, progress)
     finally:
         solver.close()
@@ -116,6 +117,17 @@ def run_eval(config: EvalConfig, env: Mapping[str, str], progress: ProgressFn | 
     (config.out / "results.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     write_html(summary, config.out / "report.html")
     return summary
+
+
+def summary_of(config: EvalConfig) -> dict[str, Any]:
+    """The summary of what `config.out` holds so far, without solving anything (for a run still going)."""
+    tasks = load_tasks(config.tasks)
+    split = frozen_split(config.out, tasks, config.seed, config.heldout_fraction)
+    rounds_path = config.out / "rounds.json"
+    rounds = json.loads(rounds_path.read_text()) if rounds_path.is_file() else {}
+    log = AttemptLog(config.out / "attempts.jsonl")
+    return summarize(log, split.model_dump(), split.train[: config.max_train], split.heldout[: config.max_heldout],
+                     config, rounds)  # fmt: skip
 
 
 def _distill_round(info: dict[str, Any], bank: Any, store: Any, home: Path, config: EvalConfig) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.eval.harness import EvalConfig, run_eval
+from agent.eval.harness import EvalConfig, run_eval, summary_of
 from agent.eval.split import EvalError
 from agent.tasks.model import load_tasks
 from skills_store.trajectories.store import SQLiteTrajectoryStore
@@ -36,6 +36,7 @@ def test_gold_answers_resolve_every_held_out_task_and_training_teaches_skills(sm
     assert rnd["skills_in_bank"] >= 1
     assert summary["harness_check"] is True
     assert json.loads((out / "results.json").read_text()) == summary
+    assert summary_of(config(small_tasks, out, "scripted:gold")) == summary
     page = (out / "report.html").read_text()
     assert "Harness check" in page
     assert "<svg" in page
