@@ -6,6 +6,7 @@ carries its id, confidence, uses and sources so the model (and a reader of the t
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 INSTRUCTIONS = """\
@@ -18,6 +19,11 @@ You are a careful software engineer fixing a repository. Work test-first:
 5. Rerun the tests. Repeat until they pass or you are out of budget.
 When done, answer in plain text: what was wrong and what you changed."""
 
+#: With skills, the answer ends by naming the ones applied: only those skills' confidence moves with the outcome.
+USED_SKILLS_ASK = """
+End the answer with one line naming the skills you actually applied, by their ids, e.g. `Used skills: sk-1, sk-2`,
+or `Used skills: none` when none helped; a skill you only read does not count."""
+
 NO_SKILLS_INSTRUCTIONS = INSTRUCTIONS.replace(
     "3. If a failure is unfamiliar, search skills (search_skills) with the error message.\n",
     "3. If a failure is unfamiliar, search the code for where the failing names are defined and used.\n",
@@ -25,7 +31,26 @@ NO_SKILLS_INSTRUCTIONS = INSTRUCTIONS.replace(
 
 
 def instructions(use_skills: bool) -> str:
-    return INSTRUCTIONS if use_skills else NO_SKILLS_INSTRUCTIONS
+    return INSTRUCTIONS + USED_SKILLS_ASK if use_skills else NO_SKILLS_INSTRUCTIONS
+
+
+#: The answer's `Used skills: ...` line (markdown emphasis and backticks allowed around the label).
+_USED_LINE = re.compile(r"^[\s*_`>#-]*used[ _-]?skills?[*_`]*\s*:[*_`]*(?P<ids>.*)$", re.IGNORECASE | re.MULTILINE)
+_ID_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]*")
+
+
+def used_skills(answer: str, shown: list[str]) -> list[str]:
+    """The skills the final answer's last `Used skills:` line names, kept only when they were shown in this session.
+
+    An id the model never saw (made up, or remembered from another session) earns nothing; no line means none.
+    Ids are matched case-insensitively and returned as they were shown, first mention first.
+    """
+    lines = list(_USED_LINE.finditer(answer))
+    if not lines:
+        return []
+    known = {s.lower(): s for s in shown}
+    named = (known.get(token.rstrip(".:/").lower()) for token in _ID_TOKEN.findall(lines[-1]["ids"]))
+    return list(dict.fromkeys(s for s in named if s is not None))
 
 
 def first_failure(run: dict[str, Any] | None) -> str | None:

@@ -3,7 +3,8 @@
 The harness runs the tests once, searches skills with the task and the first failure, and puts them in the
 prompt with their provenance. The model then loops (run_tests, read, search_skills, apply_patch, rerun) under
 the usage limits. The outcome comes from the last test run (rerun by the harness when a patch landed after it),
-and the trajectory is closed with it. A hit limit, a timeout or a model error end the run as a `failure` that
+and the trajectory is closed with it and with the skills the final answer names as applied (`Used skills: ...`),
+kept only when the model was shown them: only those skills' confidence moves with the outcome. A hit limit, a timeout or a model error end the run as a `failure` that
 names the cause; they are results, not exceptions.
 """
 
@@ -22,7 +23,7 @@ from pydantic_ai.exceptions import AgentRunError, ModelAPIError, UsageLimitExcee
 from pydantic_ai.models import Model
 from pydantic_ai.usage import RunUsage, UsageLimits
 
-from agent.prompt import instructions, skill_query, user_prompt
+from agent.prompt import instructions, skill_query, used_skills, user_prompt
 from agent.server import ServerCommand, model_tools, skillbank_toolset
 from agent.session import Progress, Session
 from agent.tree import is_git_repo, snapshot, tree_diff
@@ -74,6 +75,9 @@ class AgentRunResult(BaseModel):
     message: str = ""
     """The model's final answer, or why the run stopped."""
     skills_shown: list[str] = Field(default_factory=list)
+    used_skills: list[str] = Field(default_factory=list)
+    """The skills the final answer says were applied, among those the model was shown; recorded as `used_skills`,
+    so only these skills' confidence moves with the outcome."""
 
 
 def _tests(run: dict[str, Any] | None) -> TestsSummary | None:
@@ -158,6 +162,7 @@ async def solve(
                     found = await session.try_call("search_skills", {"query": skill_query(task, first), "k": 5})
                     hits = found.get("skills", []) if isinstance(found, dict) else []
                     skills = [s for s in hits if float(s.get("relevance", 1.0)) >= PROMPT_RELEVANCE][:PROMPT_SKILLS]
+                session.shown(skills, to_model=True)
                 shown = ", ".join(s["skill_id"] for s in skills) or "none"
                 note = f"{label}; skills in the prompt: {shown}" if label else f"skills in the prompt: {shown}"
                 await session.record([{"kind": "message", "content": note}], task=task)
@@ -187,8 +192,10 @@ async def solve(
                    "max_tokens": f"stopped: the token limit ({limits.max_tokens}) was reached",
                    "timeout": f"stopped: the timeout ({limits.timeout_s} s) was reached"}  # fmt: skip
         message = reasons[limit] if limit else (f"stopped: {error}" if error else str(box.get("output", "")))
+        used = used_skills(message, session.shown_to_model) if limit is None and error is None else []
         with anyio.CancelScope(shield=True):
-            await session.record([{"kind": "message", "content": message}], task=task, outcome=outcome, final=True)
+            await session.record([{"kind": "message", "content": message}], task=task, outcome=outcome, final=True,
+                                 used_skills=used or None)  # fmt: skip
     usage: RunUsage = box["run"].usage if "run" in box else RunUsage()
     final_diff = tree_diff(workspace, before, snapshot(workspace)) if before is not None else ""
     return AgentRunResult(
@@ -207,4 +214,5 @@ async def solve(
         error=error,
         message=message,
         skills_shown=session.skills_shown,
+        used_skills=used,
     )

@@ -56,6 +56,10 @@ class Session:
         self.last_run: dict[str, Any] | None = None
         self.patched_since_run = False
         self.skills_shown: list[str] = []
+        """Every skill a call of this session returned (the harness's own search included)."""
+        self.shown_to_model: list[str] = []
+        """The skills the model saw: in its prompt, its search_skills results, its run_tests suggestions. Only
+        these can be credited as used."""
         self.tool_calls = 0
         self.trajectory_id: str | None = None
 
@@ -63,23 +67,30 @@ class Session:
         if self.progress is not None:
             self.progress(line)
 
-    def observe(self, tool: str, args: dict[str, Any], result: Any) -> None:
+    def observe(self, tool: str, args: dict[str, Any], result: Any, *, by_model: bool = False) -> None:
+        """Book a skillbank call's result; `by_model`: the model made the call and sees its result."""
         self.tool_calls += 1
         if isinstance(result, dict):
             if tool == "run_tests":
                 self.last_run = result
                 self.patched_since_run = False
-                self._shown(result.get("suggested_skills") or [])
+                self.shown(result.get("suggested_skills") or [], to_model=by_model)
             elif tool == "apply_patch" and result.get("applied"):
                 self.patched_since_run = True
             elif tool == "search_skills":
-                self._shown(result.get("skills") or [])
+                self.shown(result.get("skills") or [], to_model=by_model)
         self.say(f"{tool} {_short(args, 60)} -> {describe(tool, result)}")
 
-    def _shown(self, skills: list[dict[str, Any]]) -> None:
+    def shown(self, skills: list[dict[str, Any]], *, to_model: bool) -> None:
+        """Note skills a call returned; `to_model`: they reached the model (a result it read, or its prompt)."""
         for s in skills:
-            if s.get("skill_id") and s["skill_id"] not in self.skills_shown:
-                self.skills_shown.append(s["skill_id"])
+            skill_id = s.get("skill_id")
+            if not skill_id:
+                continue
+            if skill_id not in self.skills_shown:
+                self.skills_shown.append(skill_id)
+            if to_model and skill_id not in self.shown_to_model:
+                self.shown_to_model.append(skill_id)
 
     async def process_tool_call(self, _ctx: RunContext[Any], call_tool: CallToolFunc, name: str, args: dict[str, Any]):
         """The model's calls of skillbank tools: observed, and run_tests results compacted for the model."""
@@ -89,7 +100,7 @@ class Session:
             self.tool_calls += 1
             self.say(f"{name} {_short(args, 60)} -> refused: {_short(exc.message)}")
             raise
-        self.observe(name, args, result)
+        self.observe(name, args, result, by_model=True)
         return compact_run(result) if name == "run_tests" and isinstance(result, dict) else result
 
     async def call(self, name: str, args: dict[str, Any]) -> Any:

@@ -1,0 +1,126 @@
+"""The bundled agent reports the skills it applied: ids named in the final answer, among those it was shown,
+become `used_skills` of its closing `record_trajectory` call (only those skills' confidence moves)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import anyio
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from agent.prompt import instructions, used_skills
+from agent.run import solve
+from agent.server import ServerCommand
+from tests.agent.support import FIX, scripted
+
+pytestmark = [pytest.mark.anyio]
+
+SKILLS = [
+    ("sk-add", "Arithmetic operator swapped", "AssertionError: assert <n> == <n> where <n> = add(<n>, <n>)"),
+    ("sk-float", "Exact equality on floats", "AssertionError: assert <x> == <y> for floating-point results"),
+    ("sk-keyerror", "Missing dict key", "KeyError: '<name>'"),
+]
+
+
+def seed(server: ServerCommand, tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"skill_id": sid, "title": title, "pattern": pattern, "strategy": "Check the operator.",
+                    "confidence": 0.5, "tags": ["python"], "language": "python", "sources": ["t-1"]})
+        for sid, title, pattern in SKILLS
+    ]  # fmt: skip
+    path = tmp_path / "skills.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out = subprocess.run([server.command, "skills", "import", str(path)], env=dict(server.env), capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+
+
+def bank_ids(server: ServerCommand) -> list[str]:
+    out = subprocess.run([server.command, "skills", "list"], env=dict(server.env), capture_output=True, text=True,
+                         timeout=120, check=True)  # fmt: skip
+    return [line.split("\t", 1)[0] for line in out.stdout.splitlines() if line.strip()]
+
+
+def recorded_used(trajectory: dict) -> list[str]:
+    """What the closing call named: the `used_skills` step the server stores."""
+    return [
+        skill
+        for step in trajectory["steps"]
+        if step.get("tool") == "record_trajectory"
+        for skill in (step.get("args") or {}).get("used_skills") or []
+    ]
+
+
+def test_the_answer_line_names_skills_and_only_shown_ones_count() -> None:
+    shown = ["sk-a", "sk-b", "sk-c"]
+    assert used_skills("Fixed it.\nUsed skills: sk-b, SK-A, sk-zz.", shown) == ["sk-b", "sk-a"]
+    assert used_skills("Fixed.\n**Used skills:** `sk-c`", shown) == ["sk-c"]
+    assert used_skills("Fixed.\nUsed skills: none", shown) == []
+    assert used_skills("I looked at sk-a but it did not apply.", shown) == []
+    assert used_skills("Used skills: sk-a\nOn second thought:\nUsed skills: sk-b", shown) == ["sk-b"]
+
+
+def test_only_the_skills_run_asks_the_model_to_name_its_skills() -> None:
+    assert "Used skills:" in instructions(use_skills=True)
+    assert "Used skills" not in instructions(use_skills=False)
+    assert "search_skills" not in instructions(use_skills=False)
+
+
+async def test_a_session_shown_several_skills_records_exactly_the_one_its_answer_names(
+    buggy_repo: Path, server: ServerCommand, trajectories, tmp_path: Path
+) -> None:
+    seed(server, tmp_path)
+    model = scripted([
+        [("search_skills", {"query": "assert -1 == 5 where -1 = add(2, 3)", "k": 50})],
+        [("apply_patch", {"patch": FIX})],
+        [("run_tests", {})],
+        "add subtracted; it adds now.\nUsed skills: sk-add, sk-made-up",
+    ])  # fmt: skip
+    with anyio.fail_after(120):
+        result = await solve("make test_add pass", buggy_repo, model, server=server)
+    assert result.outcome == "success"
+    assert {"sk-add", "sk-float", "sk-keyerror"} <= set(result.skills_shown)
+    assert result.used_skills == ["sk-add"]
+    [traj] = trajectories()
+    assert traj["status"] == "closed"
+    assert recorded_used(traj) == ["sk-add"]
+
+
+async def test_an_id_the_model_was_never_shown_is_dropped(
+    buggy_repo: Path, server: ServerCommand, trajectories, tmp_path: Path
+) -> None:
+    seed(server, tmp_path)
+    bank = bank_ids(server)
+    named: list[str] = []
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        # Name one skill from the prompt, and every skill of the bank the prompt did not show.
+        prompt = str(messages[0].parts[-1].content)
+        in_prompt = [sid for sid in bank if f"[{sid}]" in prompt]
+        named.extend([in_prompt[0], *[sid for sid in bank if sid not in in_prompt]])
+        return ModelResponse(parts=[TextPart("nothing changed.\nUsed skills: " + ", ".join(named))])
+
+    with anyio.fail_after(120):
+        result = await solve("make test_add pass", buggy_repo, FunctionModel(answer), server=server)
+    assert len(named) > 2  # one shown, the rest of the bank never shown
+    assert result.used_skills == [named[0]]
+    [traj] = trajectories()
+    assert recorded_used(traj) == [named[0]]
+
+
+async def test_no_skills_records_no_used_skills(
+    buggy_repo: Path, server: ServerCommand, trajectories, tmp_path: Path
+) -> None:
+    seed(server, tmp_path)
+    model = scripted([[("apply_patch", {"patch": FIX})], [("run_tests", {})], "fixed.\nUsed skills: sk-add"])
+    with anyio.fail_after(120):
+        result = await solve("make test_add pass", buggy_repo, model, server=server, use_skills=False)
+    assert result.outcome == "success"
+    assert result.skills_shown == []
+    assert result.used_skills == []
+    [traj] = trajectories()
+    assert recorded_used(traj) == []
