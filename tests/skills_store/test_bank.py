@@ -297,3 +297,30 @@ def test_the_bank_is_a_context_manager_that_closes_everything(tmp_path: Path, sk
         bank.catalog.count()  # the catalog's connection is closed
     with SkillBank.open(tmp_path / "b", make_embedder("hash")) as again:
         assert again.store.get(["k"])[0].uses == 1  # the pending use count was flushed on close
+
+
+def test_a_writer_in_another_process_holds_off_this_ones_writes(bank: SkillBank, skill_factory) -> None:
+    import threading
+
+    lock = bank.catalog.path.with_name(".skills.lock")
+    script = textwrap.dedent(
+        f"""
+        import filelock, sys
+        with filelock.FileLock({str(lock)!r}):
+            print("held", flush=True)
+            sys.stdin.readline()
+        """
+    )
+    holder = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        writer = threading.Thread(target=lambda: bank.upsert([skill_factory("late", "Late", "LateError: x")]))
+        writer.start()
+        writer.join(0.5)
+        assert writer.is_alive()  # waiting for the other process's lock
+        assert bank.catalog.get(["late"]) == []
+    finally:
+        holder.communicate("release\n", timeout=10)
+    writer.join(10)
+    assert [s.skill_id for s in bank.catalog.get(["late"])] == ["late"]
