@@ -4,7 +4,10 @@ The file is edited with tomlkit, so the user's comments, key order and formattin
 raised because `run_tests` may run the whole suite (Codex waits 60 s by default); `SKILLBANK_*` settings seen at
 install time are pinned in `env`, since Codex starts servers with a minimal environment. `required = true` makes
 Codex wait for the server before the first turn (otherwise its tools join only later turns), and `search_skills`
-is approved up front (Codex asks before tools that are not annotated as harmless, and `codex exec` cannot ask).
+is approved up front. Codex 0.169 no longer needs that entry (`search_skills` is annotated read-only, and Codex's
+automatic mode asks only before tools that are not read-only and may be destructive or open-world; a `codex exec`
+run without it still calls the tool, checked); it is kept because it is harmless and holds where Codex would ask
+anyway (`default_tools_approval_mode = "prompt"` on the server, older clients), since `codex exec` cannot ask.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from agent.install.target import NAME, Target, conflict, is_skillbank, same_serv
 
 TOOL_TIMEOUT_S = 900
 STARTUP_TIMEOUT_S = 60
-#: Tools Codex may call without asking (it asks for tools not annotated as harmless, and `codex exec` cannot ask).
+#: Tools Codex may call without asking, even where its approval settings would ask (`codex exec` cannot ask).
 APPROVED = ("search_skills",)
 
 

@@ -42,7 +42,14 @@ def register(server: ToolSet, deps: Deps) -> None:
     @server.tool(
         name="record_trajectory",
         description=DESCRIPTION,
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
+        # It only appends to this session's trajectory (and closes it); a repeated call appends again.
+        annotations=ToolAnnotations(
+            title="Record trajectory",
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=False,
+            open_world_hint=False,
+        ),
         advice={
             ("steps", "too_long"): BATCH_ADVICE,
             ("used_skills", "string_pattern_mismatch"): "send skill_id values exactly as search_skills returned them",

@@ -70,7 +70,16 @@ def register(server: ToolSet, deps: Deps) -> None:
             "Run the workspace's tests in a sandbox (no network) and get every test's outcome, failed first, a "
             "reward, and skills from earlier sessions that match the failures. Default: the whole pytest suite."
         ),
-        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+        # Not read-only: it runs the workspace's own tests, which write what a test run writes (caches, reports).
+        # It edits no source itself (that is apply_patch), a rerun adds nothing a first run did not, and the
+        # sandbox hides the data dir and cuts the network where it can (docker --network none, bwrap --unshare-net).
+        annotations=ToolAnnotations(
+            title="Run tests",
+            read_only_hint=False,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
     )
     async def run_tests_tool(
         ctx: Context,

@@ -76,7 +76,15 @@ def register(server: ToolSet, deps: Deps) -> None:
             "Search lessons learned by earlier agent sessions. Pass an error message, a traceback, or a description "
             "of the problem; get back skills ('when you see X, do Y') ranked by relevance and confidence."
         ),
-        annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False, open_world_hint=False),
+        # Read-only as clients mean it: the workspace and the bank's skills are untouched (counting the returned
+        # skills as uses is the bank's own statistic), and the same query answers the same skills.
+        annotations=ToolAnnotations(
+            title="Search skills",
+            read_only_hint=True,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
     )
     async def search_skills(
         query: Annotated[
