@@ -4,10 +4,11 @@ Cold start: spawn the process -> `initialize` -> `tools/list` answered, against 
 with one tool spawned the same way (same interpreter, same client) in the same run. Target: <= 2x.
 
 Exit: from the client closing the server's stdin to the server process being gone, after `tools/list` (against
-the same bare server) and with a search in flight that is loading the embedding model. Target: <= 0.3 s.
+the same bare server) and with a search in flight while the embedder worker is loading the model (torch's library
+mapped in the worker). Target: <= 0.3 s. The worker must be gone too (killed with the server).
 
 Memory: the server's RSS (from /proc) once the embedding model is loaded and a search has run, on a store holding
-the starter pack. Target: <= 600 MB.
+the starter pack, and the embedder worker's beside it. Target: <= 600 MB for the two together.
 """
 
 from __future__ import annotations
@@ -61,13 +62,39 @@ async def time_to_exit(args: list[str], home: Path, *, during_load: bool = False
             async with anyio.create_task_group() as tg:
                 tg.start_soon(client.call_tool, "search_skills", {"query": "KeyError: 'x'"})
                 with anyio.fail_after(60):
-                    while b"libtorch" not in Path(f"/proc/{pid}/maps").read_bytes():
+                    while not (workers := worker_pids(pid, b"libtorch")):
                         await anyio.sleep(0.01)
                 tg.cancel_scope.cancel()
     finally:
         start = time.perf_counter()
         await client.__aexit__(None, None, None)
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    if during_load:
+        with anyio.fail_after(5):
+            while any(Path(f"/proc/{w}/cmdline").exists() and _state(w) != "Z" for w in workers):
+                await anyio.sleep(0.01)
+    return elapsed
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def worker_pids(server: int, mapped: bytes = b"") -> list[int]:
+    """The server's embedder worker processes (those with `mapped` in their memory map)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if not entry.name.isdigit() or int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) != server:
+                continue
+            if b"worker_main" in (entry / "cmdline").read_bytes() and mapped in (entry / "maps").read_bytes():
+                found.append(int(entry.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
 
 
 def rss_mb(pid: int) -> float:
@@ -93,17 +120,22 @@ def server_pids(home: Path) -> list[int]:
     return pids
 
 
-async def loaded_rss(home: Path) -> float:
+async def loaded_rss(home: Path) -> tuple[float, float]:
     async with Client(_params(["-m", "mcp_server", "serve"], home)) as client:
         await client.list_tools()
         result = await client.call_tool("search_skills", {"query": "ModuleNotFoundError: No module named 'yaml'"})
         if result.is_error or not result.structured_content["skills"]:
             raise RuntimeError(f"search failed: {result.content}")
         (pid,) = server_pids(home)
-        return rss_mb(pid)
+        return rss_mb(pid), sum(rss_mb(w) for w in worker_pids(pid))
+
+
+def load() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def main(rounds: int = 7) -> None:
+    load_before = load()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
         hello = home / "hello_server.py"
@@ -120,13 +152,16 @@ def main(rounds: int = 7) -> None:
         ]
         fresh = home / "fresh"
         fresh.mkdir()
-        rss = anyio.run(loaded_rss, fresh)  # worst case: this process also embeds and stores the starter pack
+        # worst case: this process also embeds and stores the starter pack
+        rss, worker_rss = anyio.run(loaded_rss, fresh)
     ratio = statistics.median(ours) / statistics.median(bare)
     report = "\n".join(
         [
             "# Cold start and memory",
             "",
             machine(),
+            f"Load average (1, 5, 15 min) at the start: {load_before}; at the end: {load()} (2 cores, shared).",
+            "",
             f"Spawn -> initialize -> tools/list, median of {rounds} alternating runs, same client and interpreter.",
             "",
             "| case | median ms | min ms | max ms | target | result |",
@@ -139,8 +174,9 @@ def main(rounds: int = 7) -> None:
             f"{min(exit_bare) * 1000:.0f} | {max(exit_bare) * 1000:.0f} | - | - |",
             _exit_row("exit after disconnect: `skillbank serve`, after tools/list", exit_ours),
             _exit_row("exit after disconnect: `skillbank serve`, during the model load", exit_loading),
-            f"| server RSS: model loaded, starter pack seeded, one search | {rss:.0f} MB | | | <= 600 MB | "
-            f"{'pass' if rss <= 600 else 'FAIL'} |",
+            f"| RSS: model loaded, starter pack seeded, one search: server {rss:.0f} MB + embedder worker "
+            f"{worker_rss:.0f} MB | {rss + worker_rss:.0f} MB | | | <= 600 MB | "
+            f"{'pass' if rss + worker_rss <= 600 else 'FAIL'} |",
             "",
         ]
     )

@@ -78,10 +78,14 @@ def run_stdio(server: MCPServer) -> None:
 
     By then every acknowledged step is committed (each tool call commits before it answers) and the lifespan has
     closed the open sessions and run their callbacks. What is left is interpreter finalization, tearing down
-    hundreds of modules (~0.4 s here), plus any model load still running in its daemon thread: `claude mcp list`
-    and every editor that probes servers would wait for that.
+    hundreds of modules (~0.4 s here), plus any bank opening still running in its daemon thread: `claude mcp list`
+    and every editor that probes servers would wait for that. The embedder worker is killed (it would leave by
+    itself when its pipe closes, up to a torch import later).
     """
     anyio.run(server.run_stdio_async)
+    worker = sys.modules.get("skills_store.embedders.worker")
+    if worker is not None:  # a model still loading in its worker process: killed, not awaited
+        worker.stop_workers()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):

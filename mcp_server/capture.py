@@ -140,7 +140,9 @@ class SessionCapture:
             self._by_trajectory.pop(session.trajectory_id, None)
             await self._finish([session.trajectory_id], reason)
 
-    async def _finish(self, trajectory_ids: Sequence[str], reason: str) -> None:
+    async def _finish(self, trajectory_ids: Sequence[str], reason: str, *, inline: bool = False) -> None:
+        """Close these trajectories; `inline` (server shutdown: nothing else is served) skips the thread hop."""
+
         def work() -> list[str]:
             closed = []
             for tid in trajectory_ids:
@@ -150,7 +152,7 @@ class SessionCapture:
 
         with anyio.CancelScope(shield=True):
             try:
-                closed = await anyio.to_thread.run_sync(work)
+                closed = work() if inline else await anyio.to_thread.run_sync(work)
             except Exception:
                 log.exception("closing trajectories %s failed", list(trajectory_ids))
                 return
@@ -367,5 +369,5 @@ class SessionCapture:
         with anyio.CancelScope(shield=True):
             sessions, self._sessions = self._sessions, {}
             self._by_trajectory = {}
-            await self._finish([s.trajectory_id for s in sessions.values()], "server shutdown")
+            await self._finish([s.trajectory_id for s in sessions.values()], "server shutdown", inline=True)
             await self._closer.shutdown()

@@ -1,4 +1,4 @@
-"""`LazySkillBank`: opens the skill bank (Chroma, the embedding model) in a worker thread after the handshake.
+"""`LazySkillBank`: opens the skill bank (Chroma, the embedding model) in a daemon thread when a tool needs it.
 
 `initialize` and `tools/list` must not wait for torch. The server calls `trigger()` once the client has
 listed tools (or after a short grace period), the bank opens in a thread, and the first tool that needs it
@@ -8,6 +8,7 @@ awaits `get()`.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+#: The interpreter's switch interval while the bank opens in its thread (see `_in_daemon_thread`).
+OPENING_SWITCH_INTERVAL_S = 0.0005
 
 #: After a failed open, the next request more than this many seconds later tries again.
 RETRY_AFTER_S = 30.0
@@ -88,24 +92,31 @@ class LazySkillBank:
         if self._bank is not None:
             bank, self._bank = self._bank, None
             await anyio.to_thread.run_sync(bank.close)
+            close_embedder = getattr(bank.embedder, "close", None)
+            if close_embedder is not None:  # an embedder worker process
+                await anyio.to_thread.run_sync(close_embedder)
 
 
 async def _in_daemon_thread(fn: Callable[[], T]) -> T:
     """`fn()` in a daemon thread, awaited; cancelling the wait abandons the thread.
 
-    Opening the bank imports torch and loads the model (seconds). In an anyio worker thread (not a daemon) the
-    interpreter would wait for it at exit, so a client that disconnects during the load would keep the server
-    alive until the load ends. A daemon thread is simply left behind when the server exits.
+    Opening the bank imports chromadb and starts the embedder worker (seconds). In an anyio worker thread (not a
+    daemon) the interpreter would wait for it at exit, so a client that disconnects during the load would keep the
+    server alive until the load ends. A daemon thread is simply left behind when the server exits.
     """
     token = anyio.lowlevel.current_token()
     done = anyio.Event()
     future: Future[T] = Future()
 
     def work() -> None:
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(OPENING_SWITCH_INTERVAL_S)
         try:
             future.set_result(fn())
         except BaseException as exc:  # handed to the awaiting task
             future.set_exception(exc)
+        finally:
+            sys.setswitchinterval(interval)
         try:
             anyio.from_thread.run_sync(done.set, token=token)
         except Exception:  # the event loop is gone (the server exited): nobody is waiting

@@ -27,15 +27,20 @@ if TYPE_CHECKING:
     from skills_store.bank import SkillBank
 
 
-def open_bank(settings: Settings, *, reembed: bool = False) -> SkillBank:
-    """Open the skill bank (imports torch and chromadb) and load the starter pack into a new store."""
+def open_bank(settings: Settings, *, reembed: bool = False, isolated: bool = False) -> SkillBank:
+    """Open the skill bank (imports chromadb and the model) and load the starter pack into a new store.
+
+    `isolated=True` (the server) runs the embedding model in a worker process: torch never loads into the process
+    that answers requests, so the load takes no interpreter time from them and never delays the server's exit.
+    The CLI loads it in-process (simpler, and nothing waits on it).
+    """
     from skills_store.bank import SkillBank
     from skills_store.embedders import make_embedder
     from skills_store.starter import seed_if_new
 
     bank = SkillBank.open(
         settings.home,
-        make_embedder(settings.embedder),
+        make_embedder(settings.embedder, isolated=isolated),
         chroma_url=settings.chroma_url,
         reembed=reembed,
         redactor=Redactor(settings.redact_patterns),
@@ -67,7 +72,7 @@ def build_deps(settings: Settings, *, workspace: Path | None = None, tools: Iter
     if problem:
         raise ConfigError(problem)
     trajectories = SQLiteTrajectoryStore(settings.home / "trajectories.db")
-    skills = LazySkillBank(lambda: open_bank(settings))
+    skills = LazySkillBank(lambda: open_bank(settings, isolated=True))
     capture = SessionCapture(
         trajectories,
         Redactor(settings.redact_patterns),

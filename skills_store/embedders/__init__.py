@@ -1,34 +1,31 @@
 """Embedders: the packaged all-MiniLM-L6-v2 (default), any sentence-transformers model, and a hash embedder
 for tests. `make_embedder(spec)` builds one from a settings string; heavy libraries load only when it is called.
+
+`make_embedder(spec, isolated=True)` runs a model in a worker process instead (`worker.WorkerEmbedder`): the
+server uses that, so torch never loads into the process that answers MCP requests (see worker.py for why).
 """
 
 from __future__ import annotations
 
 from skills_store.embedders.cache import CachedEmbedder
-from skills_store.errors import ConfigError
+from skills_store.embedders.specs import build_inner
 from skills_store.protocols import Embedder
 
-__all__ = ["CachedEmbedder", "make_embedder"]
+__all__ = ["CachedEmbedder", "build_inner", "make_embedder"]
 
 
-def make_embedder(spec: str = "minilm", *, cache_size: int = 2048) -> Embedder:
-    """`minilm`, `sentence-transformers:<name or path>` or `hash[:<dim>]`, wrapped in a query cache."""
+def make_embedder(spec: str = "minilm", *, cache_size: int = 2048, isolated: bool = False) -> Embedder:
+    """`minilm`, `sentence-transformers:<name or path>` or `hash[:<dim>]`, wrapped in a query cache.
+
+    `isolated=True` loads and runs a model in a worker process (the hash embedder, which needs no model, stays
+    in this process).
+    """
     inner: Embedder
-    if spec == "minilm":
-        from skills_store.embedders.minilm import MiniLMEmbedder
+    if isolated and not (spec == "hash" or spec.startswith("hash:")):
+        from skills_store.embedders.worker import WorkerEmbedder, check_spec
 
-        inner = MiniLMEmbedder()
-    elif spec.startswith("sentence-transformers:"):
-        from skills_store.embedders.st import SentenceTransformerEmbedder
-
-        inner = SentenceTransformerEmbedder(spec.split(":", 1)[1])
-    elif spec == "hash" or spec.startswith("hash:"):
-        from skills_store.embedders.hashing import HashEmbedder
-
-        dim = int(spec.split(":", 1)[1]) if ":" in spec else 384
-        inner = HashEmbedder(dim=dim)
+        check_spec(spec)
+        inner = WorkerEmbedder(spec)
     else:
-        raise ConfigError(
-            f"unknown embedder {spec!r}: use 'minilm', 'sentence-transformers:<model name or path>' or 'hash'"
-        )
+        inner = build_inner(spec)
     return CachedEmbedder(inner, maxsize=cache_size)

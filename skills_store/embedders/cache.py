@@ -24,6 +24,12 @@ class CachedEmbedder:
         self.hits = 0
         self.misses = 0
 
+    def close(self) -> None:
+        """Release the inner embedder's resources (an embedder worker process) when it has any."""
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out: list[np.ndarray | None] = []
         missing: list[int] = []

@@ -79,6 +79,27 @@ def _server_pid(home: Path) -> int:
     raise LookupError("no server process")
 
 
+def _loading_worker(server: int) -> int | None:
+    """The server's embedder worker once torch's library is mapped in it (the model load is under way)."""
+    for entry in Path("/proc").iterdir():
+        try:
+            if not entry.name.isdigit() or int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) != server:
+                continue
+            if b"worker_main" in (entry / "cmdline").read_bytes() and b"libtorch" in (entry / "maps").read_bytes():
+                return int(entry.name)
+        except (OSError, IndexError, ValueError):
+            continue
+    return None
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for its reaper counts as gone: it holds nothing but a table entry)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 async def test_the_server_leaves_at_once_when_its_client_disconnects_during_the_model_load(
     tmp_path: Path, skillbank_exe
 ) -> None:
@@ -97,16 +118,20 @@ async def test_the_server_leaves_at_once_when_its_client_disconnects_during_the_
         pid = _server_pid(home)
         async with anyio.create_task_group() as tg:
             tg.start_soon(client.call_tool, "search_skills", {"query": "ModuleNotFoundError: No module named 'x'"})
-            with anyio.fail_after(30):  # the search starts the model load: torch's library gets mapped
-                while b"libtorch" not in Path(f"/proc/{pid}/maps").read_bytes():
+            with anyio.fail_after(30):  # the search starts the model load in the worker: torch's library is mapped
+                while (worker := _loading_worker(pid)) is None:
                     await anyio.sleep(0.01)
             tg.cancel_scope.cancel()
+        assert b"libtorch" not in Path(f"/proc/{pid}/maps").read_bytes()  # torch never enters the server
     finally:
         start = time.perf_counter()
         await client.__aexit__(None, None, None)
         left_after = time.perf_counter() - start
     assert not Path(f"/proc/{pid}").exists()
     assert left_after < 1.0  # the load takes seconds; the SDK client would kill a server still alive at 2 s
+    with anyio.fail_after(5):  # killed with its server, reaped by whoever inherited it
+        while _alive(worker):
+            await anyio.sleep(0.01)
     from skills_store.trajectories.store import SQLiteTrajectoryStore
 
     with SQLiteTrajectoryStore(home / "trajectories.db") as store:

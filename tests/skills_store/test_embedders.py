@@ -1,13 +1,23 @@
-"""Embedders: the hash stand-in, the query cache, and the real packaged MiniLM model."""
+"""Embedders: the hash stand-in, the query cache, the worker process, and the real packaged MiniLM model."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
 import numpy as np
 import pytest
 
 from skills_store.embedders import CachedEmbedder, make_embedder
 from skills_store.embedders.hashing import HashEmbedder
+from skills_store.embedders.worker import EmbedderWorkerError, WorkerEmbedder
 from skills_store.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_hash_embedder_is_deterministic_and_normalised() -> None:
@@ -60,3 +70,98 @@ class TestPackagedMiniLM:
             ]
         )
         assert float(v[0] @ v[1]) > float(v[0] @ v[2])
+
+    def test_the_worker_process_gives_the_vectors_of_the_model_in_process(self, minilm) -> None:
+        texts = ["ModuleNotFoundError: No module named 'yaml'", "AttributeError: 'NoneType' object has no attribute"]
+        worker = WorkerEmbedder("minilm")
+        try:
+            assert (worker.name, worker.dim) == (minilm.name, minilm.dim)
+            assert np.abs(worker.embed(texts) - minilm.embed(texts)).max() < 1e-6
+        finally:
+            worker.close()
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def hash_worker():
+    worker = WorkerEmbedder("hash")
+    yield worker
+    worker.close()
+
+
+def test_a_worker_returns_the_vectors_the_embedder_computes_in_process(hash_worker) -> None:
+    texts = ["KeyError: 'x'", "ünïcode ✓ text", ""]
+    assert (hash_worker.name, hash_worker.dim) == ("hash", 384)
+    vectors = hash_worker.embed(texts)
+    assert np.array_equal(vectors, HashEmbedder().embed(texts))
+    assert vectors.dtype == np.float32
+    assert vectors.flags.writeable
+    assert hash_worker.embed([]).shape == (0, 384)
+
+
+def test_a_worker_that_died_is_replaced_by_the_next_embed(hash_worker) -> None:
+    first = hash_worker.pid
+    hash_worker.embed(["warm"])
+    os.kill(first, signal.SIGKILL)
+    assert np.array_equal(hash_worker.embed(["again"]), HashEmbedder().embed(["again"]))
+    assert hash_worker.pid != first
+
+
+def test_closing_a_worker_reaps_its_process(hash_worker) -> None:
+    pid = hash_worker.pid
+    hash_worker.embed(["x"])
+    hash_worker.close()
+    assert not Path(f"/proc/{pid}").exists()
+    with pytest.raises(EmbedderWorkerError, match="closed"):
+        hash_worker.embed(["y"])
+
+
+def test_a_model_the_worker_cannot_load_is_a_config_error_and_leaves_no_process() -> None:
+    before = set(_children())
+    with pytest.raises(ConfigError, match=r"could not load.*hash dimension must be an integer"):
+        WorkerEmbedder("hash:wide")
+    assert set(_children()) <= before
+
+
+def test_an_unknown_spec_is_refused_before_anything_is_spawned() -> None:
+    with pytest.raises(ConfigError, match="unknown embedder 'bert'"):
+        make_embedder("bert", isolated=True)
+
+
+def test_isolated_models_run_in_a_worker_and_the_hash_embedder_stays_in_process() -> None:
+    assert isinstance(make_embedder("hash", isolated=True).inner, HashEmbedder)  # type: ignore[attr-defined]
+
+
+@pytest.mark.anyio
+async def test_a_worker_leaves_when_its_parent_is_killed(tmp_path: Path) -> None:
+    script = "from skills_store.embedders.worker import WorkerEmbedder\nw = WorkerEmbedder('hash')\n"
+    script += "w.embed(['x'])\nprint(w.pid, flush=True)\ninput()\n"
+    with subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT
+    ) as parent:
+        assert parent.stdout is not None
+        worker = int(parent.stdout.readline())
+        assert _running(worker)
+        parent.kill()
+        parent.wait()
+        with anyio.fail_after(5):  # the pipe from the dead parent closes: the worker exits by itself
+            while _running(worker):
+                await anyio.sleep(0.01)
+
+
+def _children() -> list[int]:
+    me = os.getpid()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == me:
+                found.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return [p for p in found if _running(p)]

@@ -1,0 +1,32 @@
+"""The in-process embedder a settings string names (`minilm`, `sentence-transformers:<model>`, `hash[:dim]`).
+
+Shared by `make_embedder` and the worker process, which builds the same embedder on its side of the pipe.
+"""
+
+from __future__ import annotations
+
+from skills_store.errors import ConfigError
+from skills_store.protocols import Embedder
+
+
+def build_inner(spec: str) -> Embedder:
+    """The embedder `spec` names, in this process, without a cache."""
+    if spec == "minilm":
+        from skills_store.embedders.minilm import MiniLMEmbedder
+
+        return MiniLMEmbedder()
+    if spec.startswith("sentence-transformers:"):
+        from skills_store.embedders.st import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder(spec.split(":", 1)[1])
+    if spec == "hash" or spec.startswith("hash:"):
+        from skills_store.embedders.hashing import HashEmbedder
+
+        try:
+            dim = int(spec.split(":", 1)[1]) if ":" in spec else 384
+        except ValueError:
+            raise ConfigError(f"bad embedder {spec!r}: the hash dimension must be an integer (hash:384)") from None
+        return HashEmbedder(dim=dim)
+    raise ConfigError(
+        f"unknown embedder {spec!r}: use 'minilm', 'sentence-transformers:<model name or path>' or 'hash'"
+    )

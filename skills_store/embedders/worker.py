@@ -1,0 +1,203 @@
+"""`WorkerEmbedder`: an embedding model that loads and runs in a worker process (`worker_main`).
+
+Why a process: importing torch's C extensions holds the interpreter lock for up to 0.6 s at a time on a busy
+machine. Loaded in a thread of the MCP server, that stalls every request being served, and a client that
+disconnects during the load waits for it before the server can leave. In a worker the server's interpreter
+never sees torch: the load costs it nothing, exit is `kill`, and an encode is one pipe round trip (the vectors
+come back as raw float32 bytes).
+
+The worker is spawned when the embedder is built (so the model loads while the caller opens the rest of the
+bank), answers one request at a time, is respawned once if it died, and leaves by itself when the pipe to its
+parent closes (see worker_main). `stop_workers()` kills every live worker at once for a process that leaves
+with `os._exit`.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import IO
+
+import numpy as np
+
+from skills_store.embedders.worker_main import _SHAPE, read_frame, write_frame
+from skills_store.errors import ConfigError, SkillStoreError
+
+log = logging.getLogger(__name__)
+
+#: Specs whose name and dimension are known without loading the model (so building the embedder never waits).
+#: A `hash` worker (no model; `make_embedder` keeps it in-process) exists for tests of the worker itself.
+KNOWN = {"minilm": ("all-MiniLM-L6-v2", 384)}
+
+_LIVE: weakref.WeakSet[WorkerEmbedder] = weakref.WeakSet()
+
+
+def check_spec(spec: str) -> None:
+    """Refuse a spec the worker could not load, before spawning anything."""
+    if spec not in KNOWN and not spec.startswith(("sentence-transformers:", "hash")):
+        raise ConfigError(
+            f"unknown embedder {spec!r}: use 'minilm', 'sentence-transformers:<model name or path>' or 'hash'"
+        )
+
+
+class EmbedderWorkerError(SkillStoreError):
+    """The worker process died or could not load its model."""
+
+
+class WorkerEmbedder:
+    def __init__(self, spec: str) -> None:
+        check_spec(spec)
+        self.spec = spec
+        self._known = KNOWN.get(spec)
+        self._meta: tuple[str, int] | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._stderr: collections.deque[str] = collections.deque(maxlen=20)
+        self._lock = threading.Lock()
+        self._closed = False
+        with self._lock:
+            self._spawn()
+            try:
+                if self._known is None:  # only the model can say: wait for it to load
+                    self._await_ready()
+            except _WorkerGone:
+                self.close()
+                raise EmbedderWorkerError(f"the embedder worker for {spec!r} died: {self._last_words()}") from None
+            except BaseException:
+                self.close()
+                raise
+        _LIVE.add(self)
+        self.name, self.dim = self._known or self._meta or ("", 0)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        payload = json.dumps(list(texts)).encode()
+        with self._lock:
+            try:
+                return self._request(payload)
+            except _WorkerGone:
+                log.warning("embedder worker exited (%s); starting a new one", self._last_words())
+                self._spawn()
+                try:
+                    return self._request(payload)
+                except _WorkerGone:
+                    raise EmbedderWorkerError(
+                        f"the embedder worker for {self.spec!r} keeps exiting: {self._last_words()}"
+                    ) from None
+
+    def close(self) -> None:
+        """Stop the worker and reap it. It holds no state, so SIGKILL is safe, and prompt even mid-import."""
+        self._closed = True
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            _discard(proc)
+
+    def kill(self) -> None:
+        """SIGKILL without waiting: for a parent about to `os._exit` (init reaps the worker)."""
+        self._closed = True
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+
+    # -- internals (called with the lock held) --
+
+    def _spawn(self) -> None:
+        if self._closed:
+            raise EmbedderWorkerError("the embedder was closed")
+        if self._proc is not None:
+            _discard(self._proc)
+        self._meta = None
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "skills_store.embedders.worker_main", self.spec],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            # Two malloc arenas, not one per thread (torch's and the tokenizer's): a smaller resident set.
+            env={"MALLOC_ARENA_MAX": "2", **os.environ},
+        )
+        threading.Thread(
+            target=self._drain_stderr, args=(self._proc.stderr,), name="skillbank-embedder-log", daemon=True
+        ).start()
+
+    def _await_ready(self) -> None:
+        if self._meta is not None:
+            return
+        frame = self._read()
+        if frame[:1] == b"E":
+            raise ConfigError(f"the embedder {self.spec!r} could not load: {frame[1:].decode(errors='replace')}")
+        if frame[:1] != b"R":
+            raise EmbedderWorkerError(f"the embedder worker answered {frame[:1]!r} before it was ready")
+        info = json.loads(frame[1:])
+        self._meta = (str(info["name"]), int(info["dim"]))
+        if self._known and self._meta != self._known:
+            raise EmbedderWorkerError(f"the embedder worker loaded {self._meta}, expected {self._known}")
+
+    def _request(self, payload: bytes) -> np.ndarray:
+        self._await_ready()
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            raise _WorkerGone
+        try:
+            write_frame(proc.stdin, payload)
+        except (BrokenPipeError, ValueError):
+            raise _WorkerGone from None
+        frame = self._read()
+        kind, body = frame[:1], frame[1:]
+        if kind == b"E":
+            raise EmbedderWorkerError(f"the embedder failed: {body.decode(errors='replace')}")
+        rows, dim = _SHAPE.unpack_from(body)
+        vectors = np.frombuffer(body, dtype="<f4", offset=_SHAPE.size).reshape(rows, dim)
+        return vectors.astype(np.float32)  # a writable copy in native order
+
+    def _read(self) -> bytes:
+        proc = self._proc
+        if proc is None or proc.stdout is None:
+            raise _WorkerGone
+        frame = read_frame(proc.stdout)
+        if frame is None:
+            proc.wait()
+            raise _WorkerGone
+        return frame
+
+    def _drain_stderr(self, stream: IO[bytes] | None) -> None:
+        if stream is None:
+            return
+        with stream:
+            for raw in stream:
+                line = raw.decode(errors="replace").rstrip()
+                if line:
+                    self._stderr.append(line)
+                    log.warning("embedder worker: %s", line)
+
+    def _last_words(self) -> str:
+        code = self._proc.returncode if self._proc is not None else None
+        tail = " | ".join(list(self._stderr)[-3:])
+        return f"exit status {code}" + (f", stderr: {tail}" if tail else "")
+
+
+class _WorkerGone(Exception):
+    pass
+
+
+def _discard(proc: subprocess.Popen[bytes]) -> None:
+    proc.kill()
+    proc.wait()
+    for stream in (proc.stdin, proc.stdout):  # stderr is closed by the thread that reads it
+        if stream is not None:
+            stream.close()
+
+
+def stop_workers() -> None:
+    """Kill every live worker of this process without waiting (the caller is about to exit)."""
+    for worker in list(_LIVE):
+        worker.kill()
