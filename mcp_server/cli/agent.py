@@ -84,7 +84,10 @@ def agent(
     workspace: Annotated[Path, typer.Option(help="The repository to work on (edited in place).")] = Path("."),
     model: Annotated[
         str | None,
-        typer.Option(envvar="SKILLBANK_MODEL", help="openai:NAME, anthropic:NAME, openai-chat:NAME (SKILLBANK_MODEL)."),
+        typer.Option(
+            envvar="SKILLBANK_MODEL",
+            help="openai:NAME, openai-chat:NAME, openai-responses:NAME, anthropic:NAME, local:NAME (SKILLBANK_MODEL).",
+        ),
     ] = None,
     no_skills: Annotated[bool, typer.Option("--no-skills", help="Ablation: no skill search, no skills shown.")] = False,
     max_requests: Annotated[int, typer.Option(min=1, help="Model requests before stopping.")] = 50,
@@ -99,7 +102,8 @@ def agent(
     """Solve a task with the bundled agent: test-first, skills from earlier sessions, edits by apply_patch only."""
     settings = load_settings()
     if model is None:
-        fail("no model given: pass --model openai:gpt-4o (or anthropic:..., openai-chat:...), or set SKILLBANK_MODEL")
+        fail("no model given: pass --model openai:gpt-4o (or anthropic:..., openai-chat:..., openai-responses:..., "
+             "local:...), or set SKILLBANK_MODEL")  # fmt: skip
     if not workspace.is_dir():
         fail(f"--workspace {workspace} is not a directory")
     with clean_errors():

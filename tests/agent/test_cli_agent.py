@@ -1,4 +1,5 @@
-"""`skillbank agent` as users run it: against a local scripted OpenAI-compatible endpoint (Chat Completions)."""
+"""`skillbank agent` as users run it: against local scripted model endpoints (OpenAI Chat Completions and Responses,
+Anthropic Messages)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.agent.support import FIX
-from tests.e2e.scripted_llm import chat_endpoint, messages_endpoint
+from tests.e2e.scripted_llm import chat_endpoint, messages_endpoint, responses_endpoint
 
 SOLVE = [[("run_tests", {})], [("apply_patch", {"patch": FIX})], [("run_tests", {})], "fixed add"]
 
@@ -138,3 +139,31 @@ def test_an_anthropic_model_solves_through_the_messages_api(
     assert json.loads(out.stdout)["outcome"] == "success"
     assert {r["path"] for r in llm.requests} == {"/v1/messages"}
     assert trajectories()[0]["outcome"] == "success"
+
+
+@pytest.mark.parametrize("stream", ["--stream", "--no-stream"])
+def test_an_openai_model_solves_through_the_responses_api(
+    buggy_repo: Path, server, agent_env: dict[str, str], trajectories, stream: str
+) -> None:
+    with responses_endpoint(SOLVE) as llm:
+        env = {**agent_env, "OPENAI_BASE_URL": f"{llm.url}/v1", "OPENAI_API_KEY": "sk-scripted"}
+        out = run_agent(server, env, "fix add", "--workspace", str(buggy_repo), "--model", "openai-responses:gpt-x",
+                        "--json", stream)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    summary = json.loads(out.stdout)
+    assert summary["outcome"] == "success"
+    assert summary["requests"] == 4
+    assert summary["tokens"] == 4 * 60
+    assert {r["path"] for r in llm.requests} == {"/v1/responses"}
+    assert all(bool(r.get("stream")) == (stream == "--stream") for r in llm.requests)
+    tools = {t["name"] for t in llm.requests[0]["tools"] if t.get("type") == "function"}
+    assert {"run_tests", "apply_patch", "search_skills", "read_file"} <= tools
+    # the function call's output went back to the model, and its final message ended the run
+    outputs = [i for i in llm.requests[1]["input"] if i.get("type") == "function_call_output"]
+    assert len(outputs) == 1
+    assert json.loads(outputs[0]["output"])["status"] == "failed"
+    [traj] = trajectories()
+    assert traj["outcome"] == "success"
+    assert traj["steps"][-1]["content"] == "fixed add"
+    assert [s["tool"] for s in traj["steps"] if s.get("tool")] == ["run_tests", "search_skills", "run_tests",
+                                                                   "apply_patch", "run_tests"]  # fmt: skip

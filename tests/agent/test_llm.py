@@ -26,6 +26,15 @@ def test_openai_chat_uses_chat_completions_with_or_without_a_gateway() -> None:
     assert gateway.base_url.startswith("http://127.0.0.1:9/v1")
 
 
+def test_openai_responses_uses_the_responses_api_with_or_without_a_gateway() -> None:
+    direct = resolve_model("openai-responses:gpt-4o", {"OPENAI_API_KEY": "sk-test"})
+    assert isinstance(direct, OpenAIResponsesModel)
+    assert direct.base_url.startswith("https://api.openai.com")
+    gateway = resolve_model("openai-responses:qwen", {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert isinstance(gateway, OpenAIResponsesModel)
+    assert gateway.base_url.startswith("http://127.0.0.1:9/v1")
+
+
 def test_a_gateway_url_routes_openai_models_and_bare_names_through_it() -> None:
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:8000/v1", "OPENAI_API_KEY": "k"}
     for spec in ("openai:llama-3.1-8b", "llama-3.1-8b"):

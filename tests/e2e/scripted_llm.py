@@ -155,6 +155,19 @@ def _namespaced(name: str, body: dict[str, Any]) -> dict[str, str]:
     return {"name": name}
 
 
+def _text_events(item: dict[str, Any], index: int) -> list[tuple[str | None, dict[str, Any] | str]]:
+    """A message's text as the Responses API streams it (clients such as pydantic-ai read only the deltas)."""
+    part = item["content"][0]
+    where = {"item_id": item["id"], "output_index": index, "content_index": 0}
+    return [
+        ("response.content_part.added", {"type": "response.content_part.added", **where,
+                                         "part": {**part, "text": ""}}),
+        ("response.output_text.delta", {"type": "response.output_text.delta", **where, "delta": part["text"]}),
+        ("response.output_text.done", {"type": "response.output_text.done", **where, "text": part["text"]}),
+        ("response.content_part.done", {"type": "response.content_part.done", **where, "part": part}),
+    ]  # fmt: skip
+
+
 def responses_reply(turn: Turn, body: dict[str, Any], n: int) -> tuple[str, bytes]:
     if isinstance(turn, str):
         text = [{"type": "output_text", "text": turn, "annotations": []}]
@@ -178,8 +191,11 @@ def responses_reply(turn: Turn, body: dict[str, Any], n: int) -> tuple[str, byte
                                                                         "output": []}}),
     ]  # fmt: skip
     for i, item in enumerate(items):
+        added = {**item, "content": [], "status": "in_progress"} if item["type"] == "message" else item
         events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": i,
-                                                      "item": item}))  # fmt: skip
+                                                      "item": added}))  # fmt: skip
+        if item["type"] == "message":
+            events += _text_events(item, i)
         events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": i,
                                                      "item": item}))  # fmt: skip
     events.append(("response.completed", {"type": "response.completed", "response": response}))
