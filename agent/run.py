@@ -4,8 +4,8 @@ The harness runs the tests once, searches skills with the task and the first fai
 prompt with their provenance. The model then loops (run_tests, read, search_skills, apply_patch, rerun) under
 the usage limits. The outcome comes from the last test run (rerun by the harness when a patch landed after it),
 and the trajectory is closed with it and with the skills the final answer names as applied (`Used skills: ...`),
-kept only when the model was shown them: only those skills' confidence moves with the outcome. A hit limit, a timeout or a model error end the run as a `failure` that
-names the cause; they are results, not exceptions.
+kept only when the model was shown them: only those skills' confidence moves with the outcome. A hit limit, a
+timeout or a model error end the run as a `failure` that names the cause; they are results, not exceptions.
 """
 
 from __future__ import annotations
@@ -193,6 +193,8 @@ async def solve(
                    "timeout": f"stopped: the timeout ({limits.timeout_s} s) was reached"}  # fmt: skip
         message = reasons[limit] if limit else (f"stopped: {error}" if error else str(box.get("output", "")))
         used = used_skills(message, session.shown_to_model) if limit is None and error is None else []
+        if used:
+            session.say(f"used skills: {', '.join(used)}")
         with anyio.CancelScope(shield=True):
             await session.record([{"kind": "message", "content": message}], task=task, outcome=outcome, final=True,
                                  used_skills=used or None)  # fmt: skip
