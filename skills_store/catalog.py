@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from skills_store.datadir import creating
 from skills_store.errors import ConfigError
 from skills_store.models import Skill
 from skills_store.search.filters import Filters, facet_tokens
@@ -64,11 +65,11 @@ class Catalog:
             if readonly:
                 self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, timeout=5)
             else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30, isolation_level=None)
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
-                self._migrate()
+                with creating(path.parent):  # another process may be creating this file right now
+                    self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30, isolation_level=None)
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                    self._db.execute("PRAGMA synchronous=NORMAL")
+                    self._migrate()
             version = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         except sqlite3.Error as exc:
             raise ConfigError(

@@ -20,6 +20,7 @@ import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
+from skills_store.datadir import creating
 from skills_store.errors import ConfigError, SkillStoreError
 from skills_store.models import Skill
 
@@ -92,19 +93,25 @@ class ChromaSkillStore:
                     ssl=parsed.scheme == "https",
                     settings=chroma_settings,
                 )
+                self._open_collections()
             else:
                 assert path is not None
-                path.mkdir(parents=True, exist_ok=True)
-                self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
-            self._col = self._client.get_or_create_collection(
-                self._name,
-                embedding_function=SkillbankEmbeddingFunction(self._embedder),  # type: ignore[arg-type]
-                metadata={"hnsw:space": "cosine"},
-            )
+                # Chroma migrates a new chroma.sqlite3 on first open: one process at a time per data dir.
+                with creating(path.parent):
+                    path.mkdir(parents=True, exist_ok=True)
+                    self._client = chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+                    self._open_collections()
         except ConfigError:
             raise
         except Exception as exc:
             raise ConfigError(f"cannot open the Chroma skill store at {where}: {exc}") from exc
+
+    def _open_collections(self) -> None:
+        self._col = self._client.get_or_create_collection(
+            self._name,
+            embedding_function=SkillbankEmbeddingFunction(self._embedder),  # type: ignore[arg-type]
+            metadata={"hnsw:space": "cosine"},
+        )
 
     def reopen(self) -> None:
         """Drop this process's cached view (its in-memory vector index) and read the store afresh.

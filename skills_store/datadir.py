@@ -2,16 +2,51 @@
 
 A corrupt or unreadable data dir must stop the server with a message that names the path, not with a
 traceback from deep inside Chroma minutes later.
+
+Several processes may open one fresh data dir at once (best-of-N servers, a CLI next to a server). A SQLite
+file another process has just created is empty, or half-initialised, for a moment; so every creation or
+migration of a store (trajectories.db, catalog.db, the Chroma dir) and the header checks here run under one
+file lock per data dir (`creating`), and an empty file counts as a new database, not a corrupt one.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from filelock import FileLock, Timeout
 
 from skills_store.errors import ConfigError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
+CREATE_LOCK = ".create.lock"
+CREATE_TIMEOUT_S = 120.0
+"""How long an open waits for another process creating or migrating a store in the same data dir."""
+
+
+@contextmanager
+def creating(home: Path) -> Iterator[None]:
+    """Held while a store under `home` is created, migrated or checked, across threads and processes.
+
+    Not re-entrant across calls: take it around one store's opening at a time.
+    """
+    home.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(home / CREATE_LOCK, timeout=CREATE_TIMEOUT_S)
+    try:
+        lock.acquire()
+    except Timeout as exc:
+        raise ConfigError(
+            f"another process has been creating the stores in {home} for over {CREATE_TIMEOUT_S:.0f} s; "
+            f"if none is running, remove {home / CREATE_LOCK}"
+        ) from exc
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def check_data_dir(home: Path) -> None:
@@ -22,17 +57,18 @@ def check_data_dir(home: Path) -> None:
         raise ConfigError(f"cannot create the data dir {home}: {exc.strerror}; set SKILLBANK_HOME") from exc
     if not home.is_dir():
         raise ConfigError(f"the data dir {home} is not a directory; set SKILLBANK_HOME to a directory")
-    probe = home / ".write-probe"
     try:
-        probe.write_bytes(b"")
-        probe.unlink()
+        # A name of its own: two processes checking one dir at once must not remove each other's probe.
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=home)
+        os.close(fd)
+        os.unlink(probe)
     except OSError as exc:
         raise ConfigError(f"the data dir {home} is not writable: {exc.strerror}; fix its permissions") from exc
 
 
 def _check_sqlite(path: Path, what: str, fix: str) -> None:
-    if not path.exists():
-        return
+    if not path.exists() or path.stat().st_size == 0:
+        return  # not created yet, or created and not yet written: SQLite opens an empty file as a new database
     try:
         with path.open("rb") as fh:
             header = fh.read(len(SQLITE_MAGIC))
@@ -53,6 +89,11 @@ def _check_sqlite(path: Path, what: str, fix: str) -> None:
 def preflight(home: Path) -> None:
     """Everything that can be checked in milliseconds: the dir, and the headers of the databases in it."""
     check_data_dir(home)
+    with creating(home):
+        _check_stores(home)
+
+
+def _check_stores(home: Path) -> None:
     _check_sqlite(
         home / "catalog.db", "the skill catalog", "move it away; `skillbank skills reindex` rebuilds it from Chroma"
     )

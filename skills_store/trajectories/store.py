@@ -20,6 +20,7 @@ from types import TracebackType
 
 from pydantic import BaseModel, Field
 
+from skills_store.datadir import creating
 from skills_store.errors import ConfigError, InvalidInput, NotFound
 from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, new_id
 from skills_store.trajectories import schema
@@ -46,9 +47,9 @@ class SQLiteTrajectoryStore:
         self.path = Path(path)
         self.config = config or SQLiteTrajectoryStoreConfig()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = connect(self.path, busy_timeout_s=self.config.busy_timeout_s)
-            schema.open_schema(conn)
+            with creating(self.path.parent):  # another process may be creating this file right now
+                conn = connect(self.path, busy_timeout_s=self.config.busy_timeout_s)
+                schema.open_schema(conn)
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"cannot open the trajectory store at {self.path}: {exc}") from exc
         self._writer = GroupCommitWriter(conn)
