@@ -47,6 +47,12 @@ log = logging.getLogger(__name__)
 
 #: Strings in captured arguments and summaries are cut to this many characters (head and tail kept).
 CAPTURE_TEXT_CHARS = 20_000
+#: A secret at most this long that straddles where a stored string is cut is still redacted whole.
+REDACT_MARGIN_CHARS = 4_000
+#: What is redacted of a long string before it is cut to `CAPTURE_TEXT_CHARS`: `truncate_text` keeps 2/3 head and
+#: 1/3 tail, so 3 margins make the tail's margin one and the head's two. Redacting costs ~0.1 us a character, so a
+#: 180 KB release diff costs ~4 ms, not the 9 ms of a 4x window (or the 20 ms of the whole diff).
+REDACT_WINDOW_CHARS = CAPTURE_TEXT_CHARS + 3 * REDACT_MARGIN_CHARS
 
 
 class CallRecord:
@@ -213,9 +219,10 @@ class SessionCapture:
         red = self.redactor
 
         def step() -> Step:
-            # Cut first to 4x what is kept, then redact, then cut to size: a 10 MB patch is not scanned whole, and
-            # the first cut falls inside the part the second one drops, so every kept secret is seen whole.
-            wide = truncate_value(dict(args), 4 * CAPTURE_TEXT_CHARS)
+            # Cut first to a little more than what is kept, then redact, then cut to size: a 10 MB patch is not
+            # scanned whole, and each boundary of the first cut lies `REDACT_MARGIN_CHARS` or more outside the
+            # part the second one keeps, so every kept secret shorter than that (a PEM key is ~3.2k) is seen whole.
+            wide = truncate_value(dict(args), REDACT_WINDOW_CHARS)
             return Step(
                 kind="tool_call",
                 tool=tool,

@@ -1,0 +1,188 @@
+"""apply_patch through MCP against `git apply` through MCP, on real release diffs: `python -m bench.patch_mcp`.
+
+What an agent pays per patch is the tool call, not the engine alone. Baseline: a minimal MCP stdio server (mcp 2.x
+`MCPServer`, one tool that writes the patch to a temp file and runs `git apply`), which is what an agent would
+otherwise call. Ours: `skillbank serve` over stdio, `apply_patch` with its capture (the step redacted and committed
+to trajectories.db before the answer). Both servers are spawned once, by the same client, in the same run; each
+trial applies the diff to a fresh copy of the older tree (copied before the clock starts), alternating the two
+servers, and the tree afterwards must equal the newer release. The diffs: `diff -ruN` of two consecutive sdists
+(bench.patch's loader, cached in `.bench-cache/patch/`). The exit status is 1 when the 2x target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+from bench.common import ROOT, machine, write_report
+from bench.patch import diff_trees, files_of, sdist, unpack
+
+PACKAGES: tuple[tuple[str, str, str], ...] = (
+    ("attrs", "24.2.0", "24.3.0"),
+    ("click", "8.1.7", "8.1.8"),
+    ("packaging", "24.1", "24.2"),
+    ("more-itertools", "10.4.0", "10.5.0"),
+    ("idna", "3.7", "3.8"),
+    ("tomli", "2.0.1", "2.0.2"),
+    ("jinja2", "3.1.4", "3.1.5"),
+    ("markupsafe", "3.0.1", "3.0.2"),
+)
+TARGET = 2.0
+
+GIT_APPLY_SERVER = '''
+import os, subprocess, sys, tempfile
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("git-apply")
+WORKSPACE = sys.argv[1]
+
+
+@server.tool()
+def git_apply(patch: str) -> str:
+    """Apply a unified diff to the workspace with git apply."""
+    with tempfile.NamedTemporaryFile("w", suffix=".diff", delete=False, encoding="utf-8") as f:
+        f.write(patch)
+    try:
+        env = {**os.environ, "GIT_CEILING_DIRECTORIES": os.path.dirname(WORKSPACE)}
+        done = subprocess.run(["git", "apply", "-p1", "--whitespace=nowarn", f.name], cwd=WORKSPACE, env=env,
+                              capture_output=True, text=True)
+    finally:
+        os.unlink(f.name)
+    if done.returncode:
+        raise ValueError(done.stderr)
+    return "applied"
+
+
+server.run()
+'''
+
+
+@dataclass
+class Case:
+    name: str
+    versions: str
+    old: Path
+    expected: dict[str, bytes]
+    patch: str
+    files: int
+    times: dict[str, list[float]] = field(default_factory=lambda: {"git apply": [], "skillbank": []})
+    identical: dict[str, bool] = field(default_factory=lambda: {"git apply": True, "skillbank": True})
+
+
+def load() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def prepare(root: Path) -> list[Case]:
+    cases = []
+    for name, v_old, v_new in PACKAGES:
+        old = unpack(sdist(name, v_old), root / f"{name}-{v_old}")
+        new = unpack(sdist(name, v_new), root / f"{name}-{v_new}")
+        patch = diff_trees(root, old.name, new.name).decode("utf-8", "replace")
+        files = sum(1 for line in patch.splitlines() if line.startswith("diff -ruN "))
+        cases.append(Case(name, f"{v_old} -> {v_new}", old, files_of(new), patch, files))
+    return cases
+
+
+def refill(work: Path, source: Path) -> None:
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(source, work, symlinks=True)
+
+
+async def run(cases: list[Case], base: Path, repeats: int) -> None:
+    env = {**os.environ, "SKILLBANK_HOME": str(base / "home"), "GIT_CEILING_DIRECTORIES": str(base)}
+    hello = base / "git_apply_server.py"
+    hello.write_text(GIT_APPLY_SERVER)
+    ws = {"git apply": base / "ws-git", "skillbank": base / "ws-skillbank"}
+    for path in ws.values():
+        path.mkdir()
+    ours = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_server", "serve", "--workspace", str(ws["skillbank"])], env=env,
+        cwd=str(ROOT),
+    )  # fmt: skip
+    bare = StdioServerParameters(command=sys.executable, args=[str(hello), str(ws["git apply"])], env=env)
+    async with Client(ours) as skillbank, Client(bare) as git:
+        calls = {
+            "git apply": lambda patch: git.call_tool("git_apply", {"patch": patch}),
+            "skillbank": lambda patch: skillbank.call_tool("apply_patch", {"patch": patch}),
+        }
+        for label in calls:  # warm both servers (first-call imports) on a small patch
+            case = cases[-1]
+            refill(ws[label], case.old)
+            await calls[label](case.patch)
+        for case in cases:
+            for i in range(repeats):
+                labels = list(calls) if i % 2 == 0 else list(calls)[::-1]
+                for label in labels:
+                    work = ws[label]
+                    await anyio.to_thread.run_sync(refill, work, case.old)
+                    start = time.perf_counter()
+                    result = await calls[label](case.patch)
+                    case.times[label].append(time.perf_counter() - start)
+                    ok = not result.is_error and files_of(work) == case.expected
+                    case.identical[label] = case.identical[label] and ok
+
+
+def render(cases: list[Case], repeats: int, load_before: str) -> tuple[str, float]:
+    total = {label: sum(statistics.median(c.times[label]) for c in cases) for label in ("git apply", "skillbank")}
+    ratio = total["skillbank"] / total["git apply"]
+    lines = [
+        "# apply_patch through MCP vs git apply through MCP",
+        "",
+        machine(),
+        f"Load average (1, 5, 15 min) at the start: {load_before}; at the end: {load()} (2 cores, shared).",
+        "",
+        f"Client-observed `call_tool` time over stdio, median of {repeats} alternating trials per diff, each on a "
+        "fresh "
+        "copy of the older release; `skillbank` includes the syntax check of the changed `.py` files and the "
+        "redacted, committed trajectory step.",
+        "",
+        "| package | versions | files | patch KB | git apply via MCP ms | skillbank apply_patch ms | ratio | trees |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for c in cases:
+        g, s = (statistics.median(c.times[label]) for label in ("git apply", "skillbank"))
+        same = "identical" if all(c.identical.values()) else f"differs ({c.identical})"
+        lines.append(
+            f"| {c.name} | {c.versions} | {c.files} | {len(c.patch.encode()) / 1024:.0f} | {g * 1000:.1f} | "
+            f"{s * 1000:.1f} | {s / g:.2f}x | {same} |"
+        )
+    lines += [
+        f"| **all 8** | | {sum(c.files for c in cases)} | {sum(len(c.patch.encode()) for c in cases) / 1024:.0f} | "
+        f"{total['git apply'] * 1000:.1f} | {total['skillbank'] * 1000:.1f} | **{ratio:.2f}x** | |",
+        "",
+        f"Target: <= {TARGET:.0f}x in total: {ratio:.2f}x, {'pass' if ratio <= TARGET else 'FAIL'}.",
+        "",
+    ]
+    return "\n".join(lines), ratio
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    load_before = load()
+    with tempfile.TemporaryDirectory(prefix="skillbank-bench-patch-mcp-") as tmp:
+        base = Path(tmp)
+        (base / "trees").mkdir()
+        cases = prepare(base / "trees")
+        anyio.run(run, cases, base, args.repeats)
+    report, ratio = render(cases, args.repeats, load_before)
+    print(report)
+    write_report(report, "patch_mcp")
+    failed = ratio > TARGET or not all(all(c.identical.values()) for c in cases)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

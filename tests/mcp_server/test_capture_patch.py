@@ -1,0 +1,82 @@
+"""What the trajectory keeps of a long patch: bounded, redacted, and redacted without scanning all of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from mcp_server import capture
+from mcp_server.app import create_server
+from mcp_server.services import build_deps
+from skills_store.redact import Redactor
+from skills_store.trajectories.store import SQLiteTrajectoryStore
+
+pytestmark = pytest.mark.anyio
+
+# A password of plain words: found by its `DB_PASSWORD=` context alone (a random token would also be caught in
+# pieces by the entropy rule), so a piece cut off from its context would be stored as it is.
+SECRET = "correcthorsebatterystaple" * 3
+
+
+def long_patch(secret_at: int, total: int = 200_000) -> str:
+    """A new file of three lines, `total` characters of patch text, SECRET starting at `secret_at` (from the end
+    when negative)."""
+    head = "--- /dev/null\n+++ b/big.txt\n@@ -0,0 +1,3 @@\n"
+    start = secret_at if secret_at >= 0 else total + secret_at
+    middle = f"+DB_PASSWORD={SECRET}\n"
+    before = start - len(head) - 1 - 1 - len("+DB_PASSWORD=")
+    after = total - len(head) - (before + 2) - len(middle) - 2
+    filler = "filler words " * (max(before, after) // 13 + 1)
+    patch = f"{head}+{filler[:before]}\n{middle}+{filler[:after]}\n"
+    assert patch.index(SECRET) == start
+    assert len(patch) == total
+    return patch
+
+
+#: Where the stored text is cut (truncate_text keeps 2/3 head, 1/3 tail): the secret 20 characters either side.
+HEAD_CUT = (capture.CAPTURE_TEXT_CHARS - 60) * 2 // 3
+TAIL_CUT = (capture.CAPTURE_TEXT_CHARS - 60) // 3
+
+
+async def stored_patch(test_settings, patch: str) -> str:
+    deps = build_deps(test_settings)
+    async with Client(create_server(deps)) as client:
+        result = await client.call_tool("apply_patch", {"patch": patch, "dry_run": True})
+        assert not result.is_error, result.content
+        tid = (await client.call_tool("record_trajectory", {"steps": []})).structured_content["trajectory_id"]
+    with SQLiteTrajectoryStore(Path(test_settings.home) / "trajectories.db") as store:
+        (step,) = [s for s in store.get(tid).steps if s.tool == "apply_patch"]
+    assert isinstance(step.args, dict)
+    return step.args["patch"]
+
+
+@pytest.mark.parametrize("where", [100, HEAD_CUT - 20, 100_000, -TAIL_CUT - 20, -200])
+async def test_a_secret_anywhere_in_the_kept_part_of_a_long_patch_is_redacted(test_settings, where: int) -> None:
+    kept = await stored_patch(test_settings, long_patch(where))
+    assert len(kept) <= capture.CAPTURE_TEXT_CHARS
+    assert SECRET not in kept
+    assert SECRET[:12] not in kept  # not even the part of it on either side of a cut
+    assert SECRET[-12:] not in kept
+    assert "characters truncated" in kept
+
+
+async def test_a_long_patch_is_redacted_within_a_bounded_window(test_settings, monkeypatch) -> None:
+    seen: list[int] = []
+    original = Redactor.redact
+
+    def spy(self, value):
+        if isinstance(value, dict) and isinstance(value.get("patch"), str):
+            seen.append(len(value["patch"]))
+        return original(self, value)
+
+    monkeypatch.setattr(Redactor, "redact", spy)
+    await stored_patch(test_settings, long_patch(50_000, total=2_000_000))
+    assert seen
+    assert max(seen) <= capture.REDACT_WINDOW_CHARS
+
+
+async def test_a_short_patch_is_kept_whole(test_settings) -> None:
+    patch = "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n"
+    assert await stored_patch(test_settings, patch) == patch
