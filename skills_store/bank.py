@@ -19,10 +19,11 @@ from skills_store.errors import InvalidInput, NotFound
 from skills_store.locks import ReadWriteLock, WriterLock
 from skills_store.models import Skill, utcnow
 from skills_store.protocols import Embedder, SkillStore
-from skills_store.record_sync import RecordSync
+from skills_store.record_sync import RecordSync, writer_id
 from skills_store.search.engine import SearchConfig, SkillSearch
 from skills_store.search.filters import Filters, validate_filters
 from skills_store.search.fusion import ScoredSkill, SearchMode
+from skills_store.search.relevance import default_threshold
 from skills_store.trajectories.schema import read_repo_renames
 
 if TYPE_CHECKING:
@@ -36,6 +37,9 @@ class BankConfig:
     search: SearchConfig = field(default_factory=SearchConfig)
     flush_every: int = 256
     """Use counters are written back to Chroma once this many skills have changed (and on close)."""
+    shared_check_ms: int = 250
+    """On a shared Chroma server, a search first checks (at most once per this many ms) whether another instance
+    wrote, and if so copies its changes into this catalog (`RecordSync.catch_up`). 0: check before every search."""
 
 
 class SkillBank:
@@ -58,7 +62,9 @@ class SkillBank:
         self._known: tuple[str | None, dict[str, list[str]]] = (None, {})
         queries = ReadWriteLock()
         self._writers = WriterLock(catalog, store, queries)
-        self.record = RecordSync(store, catalog, embedder, self._writers)
+        self.record = RecordSync(
+            store, catalog, embedder, self._writers, check_interval_s=self.config.shared_check_ms / 1000
+        )
         self._executor: ThreadPoolExecutor | None = None
         self.searcher = SkillSearch(store, catalog, embedder, self.config.search, queries=queries, worker=self._worker)
 
@@ -83,7 +89,12 @@ class SkillBank:
 
         check_data_dir(home)
         catalog = Catalog(home / "catalog.db")
-        store = ChromaSkillStore(path=None if chroma_url else home / "chroma", url=chroma_url, embedder=embedder.name)
+        store = ChromaSkillStore(
+            path=None if chroma_url else home / "chroma",
+            url=chroma_url,
+            embedder=embedder.name,
+            writer=writer_id(catalog),
+        )
         bank = cls(store, catalog, embedder, config, redactor=redactor)
         if reembed or bank.record.reembedding:
             bank.record.reembed()
@@ -234,6 +245,7 @@ class SkillBank:
         count_use: bool = True,
     ) -> list[ScoredSkill]:
         """The best `k` active skills for `query` (see `search.engine`); unknown filter values are refused."""
+        self.record.catch_up()
         total = self.catalog.count()
         if total == 0:
             return []
@@ -244,14 +256,20 @@ class SkillBank:
             self._shown(out)
         return out
 
-    def suggest_for_failures(self, queries: Sequence[str], k: int = 3) -> list[ScoredSkill]:
-        """The best `k` skills over all failure messages of a test run, each once at its best score.
+    def suggest_for_failures(
+        self, queries: Sequence[str], k: int = 3, *, threshold: float | None = None
+    ) -> list[ScoredSkill]:
+        """The best `k` skills over all failure messages of a test run whose relevance reaches `threshold` (default:
+        the calibrated one, `search.relevance`), each once at its best score; often none.
 
         Only the skills finally suggested count as used (one use each), not every hit of every message.
         """
+        cut = default_threshold() if threshold is None else threshold
         best: dict[str, ScoredSkill] = {}
         for query in queries:
             for found in self.search(query, k, count_use=False):
+                if found.relevance is None or found.relevance < cut:
+                    continue
                 current = best.get(found.skill.skill_id)
                 if current is None or found.score > current.score:
                     best[found.skill.skill_id] = found
@@ -261,6 +279,7 @@ class SkillBank:
 
     def similar(self, skill: Skill, k: int = 5, *, same_scope: bool = True) -> list[ScoredSkill]:
         """Stored skills nearest to `skill` (for merging duplicates); see `SkillSearch.similar`. Counts no use."""
+        self.record.catch_up()
         if self.catalog.count() == 0:
             return []
         self._writers.refresh_if_stale()

@@ -7,10 +7,18 @@ Embedded (`PersistentClient` under the data dir) by default; `url=http://host:80
 Chroma never embeds anything here: vectors are always computed by our embedder and passed in. The collection is
 bound to `SkillbankEmbeddingFunction`, registered with Chroma, so Chroma's default embedding function (which
 downloads a model) is never instantiated.
+
+Shared server (`url=`): several skillbank instances, each with its own catalog, write to one collection. Each
+instance owns one record in a small side collection (`skillbank-skills-revisions`, id = its writer id) and gives it a
+new token after each of its writes; another instance compares those tokens (`revisions`) to the ones it last
+synced from and, when one changed, reads what changed (`written_since`, `ids`). Each writer writes only its own
+record, so two writers never race on one counter; a token changes only after the write it marks is stored.
 """
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -25,6 +33,8 @@ from skills_store.errors import ConfigError, SkillStoreError
 from skills_store.models import Skill
 
 COLLECTION = "skillbank-skills"
+REVISIONS = "-revisions"
+"""Suffix of the side collection of change markers on a shared server: one record per writing instance."""
 
 
 @register_embedding_function
@@ -52,10 +62,14 @@ class SkillbankEmbeddingFunction(EmbeddingFunction[Documents]):
         return False
 
 
-def skill_metadata(skill: Skill) -> dict[str, Any]:
-    """Chroma metadata: the whole skill as JSON plus flat fields for Chroma-side `where` filters."""
+def skill_metadata(skill: Skill, written_ns: int = 0) -> dict[str, Any]:
+    """Chroma metadata: the whole skill as JSON plus flat fields for Chroma-side `where` filters.
+
+    `written_ns` (wall clock of the write) lets another instance re-read only what changed since it last synced.
+    """
     meta: dict[str, Any] = {
         "skill": skill.model_dump_json(),
+        "written_ns": written_ns or time.time_ns(),
         "confidence": float(skill.confidence),
         "updated_ts": skill.updated_at.timestamp(),
         "language": skill.language or "",
@@ -68,12 +82,21 @@ def skill_metadata(skill: Skill) -> dict[str, Any]:
 
 class ChromaSkillStore:
     def __init__(
-        self, *, path: Path | None = None, url: str | None = None, collection: str = COLLECTION, embedder: str = ""
+        self,
+        *,
+        path: Path | None = None,
+        url: str | None = None,
+        collection: str = COLLECTION,
+        embedder: str = "",
+        writer: str = "",
     ) -> None:
         if (path is None) == (url is None):
             raise ConfigError("ChromaSkillStore needs exactly one of a data path or a server url")
         self._path, self._url, self._name, self._embedder = path, url, collection, embedder or "skillbank"
         self.location = str(path) if path is not None else str(url)
+        self.writer = writer or uuid.uuid4().hex
+        """This instance's change marker on a shared server (stable per data dir: see `RecordSync`)."""
+        self._marks: Any = None
         self._connect()
 
     def _connect(self) -> None:
@@ -112,6 +135,29 @@ class ChromaSkillStore:
             embedding_function=SkillbankEmbeddingFunction(self._embedder),  # type: ignore[arg-type]
             metadata={"hnsw:space": "cosine"},
         )
+        if self._url is not None:
+            self._marks = self._client.get_or_create_collection(
+                self._name + REVISIONS,
+                embedding_function=SkillbankEmbeddingFunction(self._embedder),  # type: ignore[arg-type]
+            )
+
+    def _marked(self) -> None:
+        """This instance wrote: give its marker a new token (after the write, so a reader sees the write first)."""
+        if self._marks is not None:
+            self._marks.upsert(
+                ids=[self.writer], embeddings=[[1.0]], metadatas=[{"token": uuid.uuid4().hex, "ts": time.time()}]
+            )
+
+    def revisions(self) -> dict[str, str]:
+        """The other writers' marker tokens on a shared server (one small read); `{}` for an embedded store."""
+        if self._marks is None:
+            return {}
+        res = self._marks.get(include=["metadatas"])
+        return {
+            i: str(m.get("token", ""))
+            for i, m in zip(res["ids"], res["metadatas"] or [], strict=True)
+            if i != self.writer
+        }
 
     def reopen(self) -> None:
         """Drop this process's cached view (its in-memory vector index) and read the store afresh.
@@ -138,28 +184,33 @@ class ChromaSkillStore:
         """Drop the collection and create it empty (to change the embedding dimension)."""
         self._client.delete_collection(self._name)
         self._connect()
+        self._marked()
 
     def upsert(self, skills: Sequence[Skill], embeddings: np.ndarray) -> None:
         if not skills:
             return
-        batch = 1000
+        batch, now = 1000, time.time_ns()
         for start in range(0, len(skills), batch):
             part = skills[start : start + batch]
             self._col.upsert(
                 ids=[s.skill_id for s in part],
                 embeddings=np.asarray(embeddings[start : start + batch], dtype=np.float32),
                 documents=[s.document() for s in part],
-                metadatas=[skill_metadata(s) for s in part],
+                metadatas=[skill_metadata(s, now) for s in part],
             )
+        self._marked()
 
     def update_metadata(self, skills: Sequence[Skill]) -> None:
         """Rewrite the stored JSON (counters, confidence) of existing skills without touching their vectors."""
         if skills:
-            self._col.update(ids=[s.skill_id for s in skills], metadatas=[skill_metadata(s) for s in skills])
+            now = time.time_ns()
+            self._col.update(ids=[s.skill_id for s in skills], metadatas=[skill_metadata(s, now) for s in skills])
+            self._marked()
 
     def delete(self, skill_ids: Sequence[str]) -> None:
         if skill_ids:
             self._col.delete(ids=list(skill_ids))
+            self._marked()
 
     def get(self, skill_ids: Sequence[str]) -> list[Skill]:
         if not skill_ids:
@@ -171,11 +222,24 @@ class ChromaSkillStore:
         }
         return [found[i] for i in skill_ids if i in found]
 
-    def iter_all(self, batch_size: int = 1000) -> list[tuple[Skill, np.ndarray]]:
+    def ids(self, batch_size: int = 5000) -> list[str]:
+        """Every stored skill id (no documents, no vectors)."""
+        out: list[str] = []
+        while True:
+            got = self._col.get(include=[], limit=batch_size, offset=len(out))["ids"]
+            out += got
+            if len(got) < batch_size:
+                return out
+
+    def written_since(self, written_ns: int, batch_size: int = 1000) -> list[tuple[Skill, np.ndarray]]:
+        """Every skill (with its vector) written at or after `written_ns` (wall clock, ns)."""
+        return self.iter_all(batch_size, where={"written_ns": {"$gte": written_ns}})
+
+    def iter_all(self, batch_size: int = 1000, where: dict | None = None) -> list[tuple[Skill, np.ndarray]]:
         out: list[tuple[Skill, np.ndarray]] = []
         offset = 0
         while True:
-            res = self._col.get(include=["metadatas", "embeddings"], limit=batch_size, offset=offset)
+            res = self._col.get(include=["metadatas", "embeddings"], where=where, limit=batch_size, offset=offset)
             ids = res["ids"]
             if not ids:
                 break

@@ -50,6 +50,18 @@ class SkillStore(Protocol):
 
     def count(self) -> int: ...
 
+    def ids(self) -> list[str]:
+        """Every stored skill id."""
+        ...
+
+    def revisions(self) -> dict[str, str]:
+        """Other writers' change markers on a shared store (`{}` when nobody else writes to it)."""
+        ...
+
+    def written_since(self, written_ns: int) -> list[tuple[Skill, np.ndarray]]:
+        """The skills (with vectors) written at or after `written_ns` (wall clock, ns)."""
+        ...
+
     def update_metadata(self, skills: Sequence[Skill]) -> None:
         """Rewrite the stored records (counters, confidence) of existing skills without touching their vectors."""
         ...

@@ -4,10 +4,20 @@ The catalog (`catalog.db`) can always be rebuilt from Chroma, so after a crash b
 another skillbank wrote to a shared Chroma server, the catalog is re-read from it (`sync`). The vectors must come
 from one embedder: a bank opened with another one is refused until every skill is embedded again (`reembed`),
 which an interrupted run resumes on the next open.
+
+Instances sharing one Chroma server (`SKILLBANK_CHROMA_URL`) each keep their own catalog. A write by another
+instance changes that instance's marker token (see `chroma_store`); `catch_up` compares the tokens with those this
+catalog last synced from (one small read, at most once per `check_interval_s`, on the search path) and, when one
+changed, re-reads the skills written since the last sync (less a clock-skew margin) and drops the ids Chroma no
+longer has. A skill count is not enough: an edit, a merge that keeps the count, a use-count flush change no count.
 """
 
 from __future__ import annotations
 
+import json
+import threading
+import time
+import uuid
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,12 +30,37 @@ if TYPE_CHECKING:
     from skills_store.protocols import Embedder, SkillStore
 
 
+CLOCK_SKEW_NS = 120 * 10**9
+"""A catch-up re-reads what was written this long before its last sync too: instances' clocks may disagree."""
+
+
+def writer_id(catalog: Catalog) -> str:
+    """This data dir's writer id on a shared Chroma server (made once, kept in the catalog)."""
+    found = catalog.get_meta("writer")
+    if not found:
+        found = uuid.uuid4().hex
+        catalog.set_meta("writer", found)
+    return found
+
+
 class RecordSync:
-    def __init__(self, store: SkillStore, catalog: Catalog, embedder: Embedder, writers: WriterLock) -> None:
+    def __init__(
+        self,
+        store: SkillStore,
+        catalog: Catalog,
+        embedder: Embedder,
+        writers: WriterLock,
+        *,
+        check_interval_s: float = 0.25,
+    ) -> None:
         self.store = store
         self.catalog = catalog
         self.embedder = embedder
         self.writers = writers
+        self.check_interval_s = check_interval_s
+        """`catch_up` reads the markers at most once per this many seconds (0: before every search)."""
+        self._checked = -float("inf")
+        self._checking = threading.Lock()
 
     @property
     def ident(self) -> str:
@@ -68,16 +103,57 @@ class RecordSync:
 
     def sync(self) -> int:
         """Bring the catalog in line with Chroma (after a crash or another writer); returns skills re-read."""
-        if self.store.count() == self.catalog.count():
-            return 0
-        return self.rebuild_catalog()
+        if self.store.count() != self.catalog.count():
+            return self.rebuild_catalog()
+        return self.catch_up(force=True)
 
     def rebuild_catalog(self) -> int:
         """Re-read every skill and vector from Chroma into the catalog; skills only the catalog has are dropped."""
         with self.writers.exclusive():
+            marks, started = self.store.revisions(), time.time_ns()
             records = self.store.iter_all()
             stale: set[str] = set(self.catalog.iter_ids()) - {s.skill_id for s, _ in records}
             self.catalog.delete(sorted(stale))
             if records:
                 self.catalog.upsert([s for s, _ in records], np.stack([v for _, v in records]))
+            self._synced(marks, started)
             return len(records)
+
+    def catch_up(self, *, force: bool = False) -> int:
+        """Another instance on a shared server wrote: copy its changes into this catalog; returns skills re-read.
+
+        Cheap when nothing changed (one read of the markers, rate-limited unless `force`). Concurrent callers
+        do not queue: one checks, the others search with the catalog as it is.
+        """
+        now = time.monotonic()
+        if not force and now - self._checked < self.check_interval_s:
+            return 0
+        if not self._checking.acquire(blocking=force):
+            return 0
+        try:
+            self._checked = now
+            marks = self.store.revisions()
+            if marks == json.loads(self.catalog.get_meta("chroma_marks") or "{}"):
+                return 0
+            with self.writers.exclusive():
+                # The markers were read before the records: a write that lands meanwhile changes them again.
+                started = time.time_ns()
+                since = int(self.catalog.get_meta("chroma_synced_ns") or 0) - CLOCK_SKEW_NS
+                present = set(self.store.ids())
+                stale = sorted(set(self.catalog.iter_ids()) - present)
+                self.catalog.delete(stale)
+                changed = self.store.written_since(max(since, 0))
+                missing = present - {s.skill_id for s, _ in changed} - set(self.catalog.iter_ids())
+                if missing:
+                    known = {s.skill_id: (s, v) for s, v in self.store.iter_all()}
+                    changed += [known[i] for i in sorted(missing) if i in known]
+                if changed:
+                    self.catalog.upsert([s for s, _ in changed], np.stack([v for _, v in changed]))
+                self._synced(marks, started)
+                return len(changed) + len(stale)
+        finally:
+            self._checking.release()
+
+    def _synced(self, marks: dict[str, str], started_ns: int) -> None:
+        self.catalog.set_meta("chroma_marks", json.dumps(marks, sort_keys=True))
+        self.catalog.set_meta("chroma_synced_ns", str(started_ns))

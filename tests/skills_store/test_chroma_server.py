@@ -15,7 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from skills_store.bank import SkillBank
+from skills_store.bank import BankConfig, SkillBank
+from skills_store.distill.merge import merge_into_bank
 from skills_store.embedders import make_embedder
 from skills_store.errors import ConfigError
 
@@ -95,3 +96,97 @@ def test_an_unreachable_chroma_url_is_a_config_error_naming_it(tmp_path: Path) -
 def test_a_malformed_chroma_url_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="is not an http"):
         SkillBank.open(tmp_path, make_embedder("hash"), chroma_url="localhost:8000")
+
+
+@pytest.fixture
+def two_instances(chroma_server: str, tmp_path: Path, skill_factory) -> Iterator[tuple[SkillBank, SkillBank]]:
+    """Two skillbank instances (own data dirs, own catalogs) on one Chroma server, checking before every search."""
+    config = BankConfig(shared_check_ms=0)
+    first = SkillBank.open(tmp_path / "a", make_embedder("hash"), chroma_url=chroma_server, config=config)
+    first.upsert(
+        [
+            skill_factory("zero", "Division by zero", "ZeroDivisionError: division by zero", sources=["t1"]),
+            skill_factory("key", "Missing key", "KeyError: 'id'"),
+        ]
+    )
+    second = SkillBank.open(tmp_path / "b", make_embedder("hash"), chroma_url=chroma_server, config=config)
+    try:
+        yield first, second
+    finally:
+        second.close()
+        first.close()
+
+
+def _ids(bank: SkillBank, query: str) -> list[str]:
+    return [hit.skill.skill_id for hit in bank.search(query, 5, count_use=False)]
+
+
+def test_an_edit_through_one_instance_that_keeps_the_count_is_seen_by_the_others_next_search(
+    two_instances: tuple[SkillBank, SkillBank],
+) -> None:
+    first, second = two_instances
+    assert second.get("key").title == "Missing key"
+    edited = first.get("key")
+    edited.title, edited.pattern = "Missing mapping key", "KeyError: 'user_id' in settings lookup"
+    first.update([edited])
+    hits = second.search("KeyError: 'user_id' in settings lookup", 1, count_use=False)
+    assert (hits[0].skill.skill_id, hits[0].skill.title) == ("key", "Missing mapping key")
+    assert second.get("key").pattern == "KeyError: 'user_id' in settings lookup"
+
+
+def test_a_merge_and_a_delete_through_one_instance_are_seen_by_the_others_next_search(
+    two_instances: tuple[SkillBank, SkillBank], skill_factory
+) -> None:
+    first, second = two_instances
+    draft = skill_factory("zero", "Division by zero", "ZeroDivisionError: division by zero", sources=["t2"])
+    assert merge_into_bank(first, [draft]).merged == [("zero", "zero")]
+    assert set(second.search("ZeroDivisionError: division by zero", 1, count_use=False)[0].skill.sources) == {
+        "t1",
+        "t2",
+    }
+    # A delete plus an add keeps the count: the other instance still drops the one and finds the other.
+    first.delete(["key"])
+    first.upsert([skill_factory("attr", "Missing attribute", "AttributeError: 'NoneType' has no attribute 'x'")])
+    assert "key" not in _ids(second, "KeyError: 'id'")
+    assert _ids(second, "AttributeError: 'NoneType' has no attribute 'x'")[0] == "attr"
+    assert second.count() == 2
+
+
+def test_an_outcome_through_one_instance_moves_the_confidence_the_other_returns(
+    two_instances: tuple[SkillBank, SkillBank],
+) -> None:
+    first, second = two_instances
+    before = second.get("zero").confidence
+    first.record_outcome(["zero"], success=True)
+    assert second.search("ZeroDivisionError", 1, count_use=False)[0].skill.confidence > before
+
+
+def test_the_change_marker_is_read_at_most_once_per_interval(chroma_server: str, tmp_path: Path, skill_factory) -> None:
+    first = SkillBank.open(tmp_path / "a", make_embedder("hash"), chroma_url=chroma_server)
+    slow = SkillBank.open(
+        tmp_path / "b", make_embedder("hash"), chroma_url=chroma_server, config=BankConfig(shared_check_ms=3_600_000)
+    )
+    try:
+        assert slow.record.catch_up() == 0  # opening checked a moment ago: the next check waits an hour
+        first.upsert([skill_factory("key", "Missing key", "KeyError: 'id'")])
+        assert slow.record.catch_up() == 0
+        assert slow.count() == 0
+        assert slow.record.catch_up(force=True) == 1
+        assert slow.count() == 1
+    finally:
+        slow.close()
+        first.close()
+
+
+def test_an_instance_reopened_after_another_edited_catches_up_on_open(
+    chroma_server: str, tmp_path: Path, skill_factory
+) -> None:
+    first = SkillBank.open(tmp_path / "a", make_embedder("hash"), chroma_url=chroma_server)
+    first.upsert([skill_factory("key", "Missing key", "KeyError: 'id'")])
+    SkillBank.open(tmp_path / "b", make_embedder("hash"), chroma_url=chroma_server).close()
+    edited = first.get("key")
+    edited.strategy = "Use dict.get with a default."
+    first.update([edited])
+    first.close()
+    with SkillBank.open(tmp_path / "b", make_embedder("hash"), chroma_url=chroma_server) as second:
+        assert second.get("key").strategy == "Use dict.get with a default."
