@@ -58,6 +58,7 @@ def main() -> int:
     parser.add_argument("--min-heldout", type=int, default=40)
     parser.add_argument("--candidates", type=int, default=1)
     parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--max-output-tokens", type=int, default=512)
     parser.add_argument("--max-train", type=int, default=None, help="Solve at most this many training tasks")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--report-only", action="store_true", help="Report what the output dir holds so far")
@@ -73,7 +74,8 @@ def main() -> int:
     out = args.out or CACHE / f"eval-{args.model.replace(':', '-')}-n{args.candidates}"
     config = EvalConfig(tasks=tasks_dir, out=out, model=args.model, rounds=1, attempts=1, mode="oneshot",
                         heldout_fraction=fraction, candidates=args.candidates, test_python=sys.executable,
-                        embedder=args.embedder, timeout_s=300, max_train=args.max_train)  # fmt: skip
+                        embedder=args.embedder, timeout_s=300, max_train=args.max_train,
+                        max_output_tokens=args.max_output_tokens)  # fmt: skip
 
     def progress(label: str, done: int, total: int) -> None:
         print(f"\r{label}: {done}/{total} ({time.monotonic() - started:.0f} s)", end="", file=sys.stderr, flush=True)

@@ -51,6 +51,8 @@ class EvalConfig:
     max_requests: int = 30
     max_train: int | None = None
     max_heldout: int | None = None
+    max_output_tokens: int = 2048
+    """One-shot: most tokens per sampled answer."""
 
     def identity(self) -> dict[str, Any]:
         """What must not change when resuming in the same output dir."""
@@ -146,7 +148,8 @@ def _solver(config: EvalConfig, model: Any, bank: Any, home: Path) -> Solver:
     if config.mode == "oneshot":
         from agent.eval.oneshot import OneShotConfig, OneShotSolver
 
-        cfg = OneShotConfig(candidates=config.candidates, timeout_s=config.timeout_s, test_python=config.test_python)
+        cfg = OneShotConfig(candidates=config.candidates, timeout_s=config.timeout_s, test_python=config.test_python,
+                            max_output_tokens=config.max_output_tokens)  # fmt: skip
         return OneShotSolver(model, cfg, skill_lookup(bank))
     try:
         from agent.eval.agentic import AgenticSolver
