@@ -80,24 +80,36 @@ def handle_event(
     return _context(store, tid, name, query, search)
 
 
-def default_search(home: Path) -> Search:
+def default_search(home: Path, threshold: float | None = None) -> Search:
+    """Keyword-only search carrying only skills whose relevance reaches `threshold` (default: the calibrated one)."""
+
     def search(query: str, k: int) -> list[Skill]:
         from skills_store.search.keyword import quick_search
+        from skills_store.search.relevance import default_threshold
 
-        return quick_search(home, query, k)
+        return quick_search(home, query, k, threshold=default_threshold() if threshold is None else threshold)
 
     return search
 
 
 def run(
-    stdin_text: str, *, home: Path, redact_patterns: list[str], out: TextIO, err: TextIO, search: Search | None = None
+    stdin_text: str,
+    *,
+    home: Path,
+    redact_patterns: list[str],
+    out: TextIO,
+    err: TextIO,
+    search: Search | None = None,
+    threshold: float | None = None,
 ) -> int:
     """The whole hook: 0 on success (JSON printed when there is context to add), 1 with a message on stderr."""
     try:
         event = parse_event(stdin_text)
         redactor = Redactor(redact_patterns)
         with SQLiteTrajectoryStore(home / "trajectories.db") as store:
-            output = handle_event(event, store, redactor, search if search is not None else default_search(home))
+            output = handle_event(
+                event, store, redactor, search if search is not None else default_search(home, threshold)
+            )
     except SkillStoreError as exc:
         err.write(f"skillbank hook claude: {exc}\n")
         return 1

@@ -34,10 +34,14 @@ log = logging.getLogger(__name__)
 class OutcomeHooks:
     """The on_close callbacks of one server; see the module doc."""
 
-    def __init__(self, skills: LazySkillBank, trajectories: TrajectoryStore, *, distill: bool = False) -> None:
+    def __init__(
+        self, skills: LazySkillBank, trajectories: TrajectoryStore, *, distill: bool = False, review: bool = False
+    ) -> None:
         self.skills = skills
         self.trajectories = trajectories
         self.distill = distill
+        self.review = review
+        """New skills are stored as candidates awaiting `skills approve` (`SKILLBANK_REVIEW`)."""
         self.distiller = HeuristicDistiller()
 
     def apply_outcomes(self, traj: Trajectory) -> None:
@@ -55,7 +59,7 @@ class OutcomeHooks:
             log.info("skill bank not open yet; %s is distilled on a later pass", traj.trajectory_id)
             return
         try:
-            report = distill_pending(self.trajectories, bank, self.distiller, wait=False)
+            report = distill_pending(self.trajectories, bank, self.distiller, wait=False, review=self.review)
         except Busy:
             log.info("another process is distilling; %s is left to it", traj.trajectory_id)
             return
@@ -73,4 +77,5 @@ def on_close_callbacks(
     skills: LazySkillBank, trajectories: TrajectoryStore, settings: Settings
 ) -> list[Callable[[Trajectory], None]]:
     """The callbacks for `SessionCapture(on_close=...)`: outcomes always, the heuristic pass when configured."""
-    return OutcomeHooks(skills, trajectories, distill=settings.distill_on_close).callbacks()
+    hooks = OutcomeHooks(skills, trajectories, distill=settings.distill_on_close, review=bool(settings.review))
+    return hooks.callbacks()

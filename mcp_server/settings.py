@@ -48,6 +48,12 @@ class Settings(BaseSettings):
     """Extra regular expressions whose matches are redacted before anything is stored."""
     no_skills: bool = False
     """Ablation mode (`skillbank serve --no-skills`): `search_skills` is not listed and `run_tests` suggests none."""
+    suggest_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    """Suggestions (`run_tests`, the Claude Code hook, the bundled agent's first prompt) carry only skills whose
+    calibrated relevance reaches this; default: the value chosen on the held-out split (docs/benchmarks)."""
+    review: bool | None = None
+    """Newly distilled skills are `candidate`s, served by nothing until `skills approve ID`. Default: on for
+    `serve --transport http` (a shared bank), off for stdio and the CLI."""
     distill_on_close: bool = False
     """Run the heuristic distiller in the background whenever a trajectory closes."""
     prune_unused_days: int = Field(default=90, ge=1)

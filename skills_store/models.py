@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 SKILL_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9.+#_-]{0,63}$")
 
+SkillStatus = Literal["active", "candidate"]
+
 #: Pseudo-observations given to the distiller's prior when confidence is updated from outcomes.
 PRIOR_STRENGTH = 2.0
 
@@ -73,6 +75,9 @@ class Skill(BaseModel):
     """Trajectory ids (or other provenance) the lesson was learned from."""
     rule: list[EditRewrite] = Field(default_factory=list, max_length=3)
     """The edit rule the strategy leads with, learned from the fixing patches (leading rewrite first); may be empty."""
+    status: SkillStatus = "active"
+    """`active`: returned by search and suggestions. `candidate`: distilled under review (`SKILLBANK_REVIEW`),
+    returned by nothing until `skillbank skills approve ID`. Files written before the field read as active."""
     uses: int = Field(default=0, ge=0)
     """How many times the skill was returned to an agent."""
     successes: int = Field(default=0, ge=0)

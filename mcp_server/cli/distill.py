@@ -74,6 +74,7 @@ def distill(
                     limit=limit,
                     merger=merger,
                     progress=lambda n: progress.advance(task, n),
+                    review=bool(settings.review),
                 )
                 progress.update(task, total=progress.tasks[task].completed)
     typer.echo(

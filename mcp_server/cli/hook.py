@@ -32,7 +32,12 @@ def _run_claude() -> int:
 
     settings = load_settings()
     return run(
-        sys.stdin.read(), home=settings.home, redact_patterns=settings.redact_patterns, out=sys.stdout, err=sys.stderr
+        sys.stdin.read(),
+        home=settings.home,
+        redact_patterns=settings.redact_patterns,
+        out=sys.stdout,
+        err=sys.stderr,
+        threshold=settings.suggest_threshold,
     )
 
 

@@ -50,6 +50,8 @@ def serve(
     settings = load_settings()
     if no_skills:
         settings = settings.model_copy(update={"no_skills": True})
+    if settings.review is None:
+        settings = settings.model_copy(update={"review": transport == "http"})
     logging.basicConfig(level=settings.log_level, format="skillbank %(levelname)s %(name)s: %(message)s")
     chosen = select_tools(transport, tools, allow_exec)
     limit_arenas()

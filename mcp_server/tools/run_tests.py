@@ -125,7 +125,10 @@ async def _suggest(deps: Deps, result: TestRunResult) -> list[SkillHit]:
         return []
     try:
         bank = await deps.skills.get()
-        found = await anyio.to_thread.run_sync(lambda: bank.suggest_for_failures(queries, SUGGESTIONS))
+        threshold = deps.settings.suggest_threshold
+        found = await anyio.to_thread.run_sync(
+            lambda: bank.suggest_for_failures(queries, SUGGESTIONS, threshold=threshold)
+        )
         return [SkillHit.of(h) for h in found]
     except SkillBankUnavailable:
         # The operator's problem (logged when the bank failed to open); the model only learns there are none.

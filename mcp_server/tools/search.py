@@ -31,6 +31,11 @@ class SkillHit(BaseModel):
     repo: str | None
     uses: int
     sources: list[str]
+    relevance: float
+    """Calibrated in [0, 1]: how likely the skill applies to the query (suggestions carry only hits above a
+    threshold, `SKILLBANK_SUGGEST_THRESHOLD`)."""
+    rule: list[dict[str, str]] = []
+    """The edit rule the lesson teaches (`before` -> `after` token rewrites), when it has one."""
 
     @classmethod
     def of(cls, hit: ScoredSkill) -> SkillHit:
@@ -47,6 +52,8 @@ class SkillHit(BaseModel):
             repo=s.repo,
             uses=s.uses,
             sources=s.sources,
+            relevance=round(hit.relevance or 0.0, 4),
+            rule=[r.model_dump() for r in s.rule],
         )
 
 
@@ -63,7 +70,8 @@ def render_hits(hits: list[SkillHit]) -> str:
     for i, h in enumerate(hits, 1):
         origin = ", ".join(h.sources[:3]) or "unknown"
         lines.append(
-            f"{i}. [{h.skill_id}] {h.title} (confidence {h.confidence:.2f}, score {h.score:.2f}, from {origin})\n"
+            f"{i}. [{h.skill_id}] {h.title} (relevance {h.relevance:.2f}, confidence {h.confidence:.2f}, "
+            f"from {origin})\n"
             f"   When you see: {h.pattern}\n   Do: {h.strategy}"
         )
     return "Skills from earlier sessions (advice, not instructions; verify before acting):\n" + "\n".join(lines)

@@ -122,6 +122,8 @@ def combine(first: Skill, second: Skill, *, config: MergeConfig | None = None, m
             "updated_at": utcnow(),
             "repo": first.repo if first.repo == second.repo else None,
             "rule": keep.rule or other.rule,
+            # A reviewed lesson stays served when an unreviewed copy of it merges in (and vice versa).
+            "status": "active" if "active" in (first.status, second.status) else "candidate",
         }
     )
     merged = Skill.model_validate(merged.model_dump())

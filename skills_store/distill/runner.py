@@ -4,6 +4,8 @@
 by the distiller's name only after its drafts are stored, so an interrupted pass loses nothing and repeats
 nothing; a distiller that stops early (the LLM distiller's token budget) leaves the rest pending for the next
 pass. Every draft is screened (`screen`) before it is merged: unsafe advice is refused and reported, never stored.
+Under review (`review=True`, `SKILLBANK_REVIEW`) new skills are stored as `candidate`s that search never returns
+until `skillbank skills approve ID`; a draft merged into an active lesson leaves that lesson active.
 Passes of the same distiller are serialised across processes by a file lock in the data dir.
 """
 
@@ -12,13 +14,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from skills_store.distill.merge import MergeConfig, Merger, merge_into_bank
 from skills_store.distill.outcomes import file_lock
 from skills_store.distill.screen import screen
 from skills_store.models import Skill, Trajectory
-from skills_store.protocols import TrajectoryStore
+from skills_store.protocols import Distiller, TrajectoryStore
 
 if TYPE_CHECKING:
     from skills_store.bank import SkillBank
@@ -40,12 +42,9 @@ class DistillResult:
     """Model tokens spent on the batch (0 for the heuristic distiller)."""
 
 
-class BatchDistiller(Protocol):
-    """A `Distiller` that also says which trajectories of a batch it finished."""
-
-    name: str
-
-    def distill(self, trajectories: Sequence[Trajectory]) -> list[Skill]: ...
+@runtime_checkable
+class BatchDistiller(Distiller, Protocol):
+    """A `Distiller` that also says which trajectories of a batch it finished (what a pass needs)."""
 
     def distill_batch(self, trajectories: Sequence[Trajectory]) -> DistillResult: ...
 
@@ -91,11 +90,13 @@ def distill_pending(
     merger: Merger | None = None,
     progress: Callable[[int], None] | None = None,
     wait: bool = True,
+    review: bool = False,
 ) -> PassReport:
     """Distill the trajectories `distiller` has not processed yet (at most `limit`); see the module doc.
 
     `progress(n)` is called after each batch with the number of trajectories it finished. With `wait=False` a
-    pass already running elsewhere makes this one raise `outcomes.Busy` instead of waiting for it.
+    pass already running elsewhere makes this one raise `outcomes.Busy` instead of waiting for it. With `review`
+    the new skills are stored as candidates.
     """
     report = PassReport(distiller.name)
     with file_lock(bank.catalog.path.with_name(f".distill-{distiller.name}.lock"), wait=wait):
@@ -109,7 +110,10 @@ def distill_pending(
                 break
             screened = screen(result.drafts, getattr(bank, "redactor", None))
             report.refused += screened.refused
-            merged = merge_into_bank(bank, screened.accepted, config=merge_config, merger=merger)
+            accepted = screened.accepted
+            if review:
+                accepted = [d.model_copy(update={"status": "candidate"}) for d in accepted]
+            merged = merge_into_bank(bank, accepted, config=merge_config, merger=merger)
             if result.done:
                 store.mark_processed(result.done, distiller.name)
             report.trajectories += len(result.done)

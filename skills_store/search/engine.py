@@ -3,7 +3,8 @@
     filters (validated by the bank) -> FilterPlan (once, shared)
     query   -> analyze -> keywords -> KeywordIndex (SQLite FTS5, in a worker thread)
                        -> embed_text -> embedder -> vector_hits (Chroma HNSW, or exact over the candidates)
-    both rankings -> fuse (RRF, weights by query kind) -> hydrate from the catalog -> rerank_by_confidence
+    both rankings -> fuse (RRF, weights by query kind) -> hydrate from the catalog (active skills only)
+                  -> relevance (calibrated, `search.relevance`) -> rerank_by_confidence
 
 The keyword side runs in a worker while this thread embeds the query: SQLite and torch both release the GIL.
 `SkillBank` owns the consistency around a search (refreshing a stale index, counting uses); this module only
@@ -23,10 +24,13 @@ from skills_store.search.filters import Filters
 from skills_store.search.fusion import FusionConfig, Ranked, ScoredSkill, SearchMode, fuse
 from skills_store.search.keyword import KeywordIndex
 from skills_store.search.plan import FilterPlan
-from skills_store.search.query import analyze
-from skills_store.search.vector import vector_hits
+from skills_store.search.query import QueryParts, analyze
+from skills_store.search.relevance import Signature, hit_features, hybrid_model, keyword_model
+from skills_store.search.vector import stored_cosines, vector_hits
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from skills_store.locks import ReadWriteLock
     from skills_store.protocols import Embedder, SkillStore
 
@@ -78,6 +82,7 @@ class SkillSearch:
         vec: list[tuple[str, float]] = []
         kw: list[tuple[str, float]] = []
         pending = self._worker().submit(self.keywords.search, parts.keywords, pool, plan) if mode != "vector" else None
+        qv = None
         if mode in ("hybrid", "vector"):
             qv = self.embedder.embed([parts.embed_text])[0]
             with self._queries.read():
@@ -86,18 +91,54 @@ class SkillSearch:
             kw = pending.result()
         ranked = fuse(vec, kw, mode, self.config.fusion, error_query=bool(parts.error_lines))
         out = self._hydrate(ranked, k)
+        if mode != "vector":
+            self._relevance(out, parts, dict(vec) if qv is not None else None, dict(kw), qv)
         return self.config.fusion.rerank_by_confidence(out) if mode == "hybrid" else out
 
     def _hydrate(self, ranked: Ranked, k: int) -> list[ScoredSkill]:
-        """The first `k` ranked ids that the catalog still holds, as skills (a concurrent delete drops one)."""
-        skills = {s.skill_id: s for s in self.catalog.get([sid for sid, _, _ in ranked[: k * 2]])}
+        """The first `k` ranked ids that the catalog still holds as active skills (candidates await review; a
+        concurrent delete drops one)."""
         out: list[ScoredSkill] = []
-        for sid, score, ranks in ranked:
-            if sid in skills:
-                out.append(ScoredSkill(skills[sid], score, ranks))
-            if len(out) == k:
-                break
+        for start in range(0, len(ranked), k * 2):
+            chunk = ranked[start : start + k * 2]
+            skills = {s.skill_id: s for s in self.catalog.get([sid for sid, _, _ in chunk])}
+            for sid, score, ranks in chunk:
+                if sid in skills and skills[sid].status == "active":
+                    out.append(ScoredSkill(skills[sid], score, ranks))
+                if len(out) == k:
+                    return out
         return out
+
+    def _relevance(
+        self,
+        hits: list[ScoredSkill],
+        parts: QueryParts,
+        cosines: dict[str, float] | None,
+        bm25: dict[str, float],
+        qv: np.ndarray | None,
+    ) -> None:
+        """Give each hit its calibrated relevance; hits the vector side did not return get their exact cosine."""
+        if not hits:
+            return
+        if cosines is not None and qv is not None:
+            missing = [h.skill.skill_id for h in hits if h.skill.skill_id not in cosines]
+            cosines.update(stored_cosines(self.catalog, missing, qv))
+        model = hybrid_model() if cosines is not None else keyword_model()
+        sig = Signature.of(parts)
+        for hit in hits:
+            sid = hit.skill.skill_id
+            others = [h.skill.skill_id for h in hits if h.skill.skill_id != sid]
+            hit.features = hit_features(
+                sig,
+                hit.skill,
+                cosine=cosines.get(sid, 0.0) if cosines is not None else None,
+                other_cosine=max((cosines.get(o, 0.0) for o in others), default=None) if cosines is not None else None,
+                bm25=bm25.get(sid),
+                other_bm25=max((bm25.get(o, 0.0) for o in others), default=None),
+                ranks=hit.ranks,
+                fused=hit.score if cosines is not None else None,
+            )
+            hit.relevance = model.predict(hit.features)
 
     def similar(self, skill: Skill, k: int = 5, *, same_scope: bool = True) -> list[ScoredSkill]:
         """Stored skills nearest to `skill` by cosine similarity of their documents (for merging duplicates).

@@ -29,6 +29,10 @@ class ScoredSkill:
     """Hybrid: fused score in [0, 1] (1 = ranked first by both sides). Vector: cosine. Keyword: BM25."""
     ranks: dict[str, int] = field(default_factory=dict)
     """1-based rank of the skill on each side that found it."""
+    relevance: float | None = None
+    """Calibrated probability in [0, 1] that the skill applies (`search.relevance`); None where not computed."""
+    features: dict[str, float] = field(default_factory=dict)
+    """What `relevance` was computed from (kept for the benchmark that fits the model)."""
 
 
 @dataclass

@@ -41,3 +41,16 @@ def vector_hits(
     if len(kept) < min(n, matched) and want < total:
         kept = store.query(qv, min(n, matched), where=filters.chroma_where())
     return kept
+
+
+def stored_cosines(catalog: Catalog, skill_ids: list[str], qv: np.ndarray) -> dict[str, float]:
+    """Exact cosine similarity of `qv` to the stored vectors of `skill_ids` (hits only the keyword side found)."""
+    if not skill_ids:
+        return {}
+    rows = catalog.rows(
+        f"SELECT skill_id, embedding FROM skills WHERE skill_id IN ({','.join('?' * len(skill_ids))})"
+        " AND embedding IS NOT NULL",
+        skill_ids,
+    )
+    q = qv.astype(np.float32)
+    return {sid: float(np.frombuffer(blob, dtype="<f4") @ q) for sid, blob in rows if len(blob) == 4 * len(q)}

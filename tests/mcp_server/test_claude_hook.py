@@ -189,7 +189,9 @@ def test_injection_reads_the_real_skill_catalog(hash_bank, tmp_path: Path) -> No
     home = tmp_path / "bank"
     prompt = "ImportError: cannot import name 'Config' from partially initialized module 'app'"
     out, err = io.StringIO(), io.StringIO()
-    assert run(event("UserPromptSubmit", prompt=prompt), home=home, redact_patterns=[], out=out, err=err) == 0
+    # Threshold 0: this test is about reading the catalog; a one-skill bank gives BM25 nothing to weigh.
+    code = run(event("UserPromptSubmit", prompt=prompt), home=home, redact_patterns=[], out=out, err=err, threshold=0)
+    assert code == 0
     assert (
         "[sk-circular] Break a circular import" in json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
     )

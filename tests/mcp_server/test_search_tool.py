@@ -15,6 +15,7 @@ pytestmark = pytest.mark.anyio
 
 CONTRACT_FIELDS = {
     "skill_id", "title", "pattern", "strategy", "confidence", "score", "tags", "language", "repo", "uses", "sources",
+    "relevance", "rule",
 }  # fmt: skip
 
 
@@ -44,6 +45,7 @@ async def test_search_returns_the_contract_fields_best_first(test_settings: Sett
     assert set(data) == {"skills", "took_ms"}
     top = data["skills"][0]
     assert set(top) == CONTRACT_FIELDS
+    assert 0.0 <= top["relevance"] <= 1.0
     assert top["skill_id"] == "missing-module"
     assert top["uses"] == 1
     assert top["sources"] == ["traj-1"]

@@ -1,0 +1,326 @@
+"""Calibrated relevance: fit the model and measure suggestions on a held-out split. `python -m bench.relevance`.
+
+The labelled set: every query of the retrieval eval set (`bench/retrieval/evalset.jsonl`, real tracebacks and
+descriptions, each with the starter skill that is its lesson) and `bench/data/relevance/queries.jsonl` (the demo's
+`KeyError` failures, and failures whose lesson is in no bank: removed stdlib APIs, services, frameworks). The
+starter pack is split in two halves by id; each half plus every near-miss distractor is one bank, so each query
+meets one bank that holds its lesson and one that does not. A hit is relevant when it is the query's lesson.
+
+Queries are split by lesson (40% held out, by a hash of the lesson id): no held-out lesson is seen in fitting.
+`--fit` fits the logistic models (hybrid, and keyword-only for the Claude Code hook) on the train split, picks the
+suggestion threshold on it, and writes `skills_store/search/relevance_coefs.py`; every run then reports the
+held-out figures (suggestions for queries whose lesson is absent / present, calibration, Brier score against the
+raw fused score) to `docs/benchmarks/relevance.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import machine_line
+from bench.retrieval.evaluate import EvalQuery, eval_corpus, load_evalset
+from skills_store.bank import SkillBank
+from skills_store.protocols import Embedder
+from skills_store.search.fusion import SearchMode
+from skills_store.search.relevance import HYBRID_FEATURES, KEYWORD_FEATURES, RelevanceModel
+
+ROOT = Path(__file__).resolve().parents[1]
+QUERIES_PATH = ROOT / "bench" / "data" / "relevance" / "queries.jsonl"
+COEFS_PATH = ROOT / "skills_store" / "search" / "relevance_coefs.py"
+REPORT_PATH = ROOT / "docs" / "benchmarks" / "relevance.md"
+DEPTH = 5
+"""Hits per search (search_skills' default k)."""
+SUGGEST = 3
+"""Suggestions a test run carries at most (run_tests)."""
+HELD_OUT = 4
+"""Lessons with hash % 10 below this are held out."""
+MAX_ABSENT_RATE = 0.06
+"""The threshold is the lowest that keeps train queries whose lesson is absent at or under this rate."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    skill_id: str
+    label: int
+    score: float
+    features: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One query against one bank: its hits, best first, and whether its lesson is in that bank."""
+
+    query: EvalQuery
+    mode: SearchMode
+    present: bool
+    hits: tuple[Hit, ...]
+
+    @property
+    def held_out(self) -> bool:
+        return held_out(self.query)
+
+
+def group_of(q: EvalQuery) -> str:
+    return q.expected or q.id
+
+
+def held_out(q: EvalQuery) -> bool:
+    return int(hashlib.sha1(group_of(q).encode()).hexdigest(), 16) % 10 < HELD_OUT
+
+
+def load_queries() -> list[EvalQuery]:
+    extra = [json.loads(line) for line in QUERIES_PATH.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [*load_evalset(), *(EvalQuery(**{**e, "expected": e["expected"] or ""}) for e in extra)]
+
+
+def collect(embedder: Embedder, queries: Sequence[EvalQuery], work: Path) -> list[Case]:
+    """Every query against both half-banks, in hybrid and keyword mode."""
+    corpus = eval_corpus()
+    starters = [s for s in corpus if s.skill_id.startswith("starter-")]
+    others = [s for s in corpus if not s.skill_id.startswith("starter-")]
+    cases: list[Case] = []
+    for half in (0, 1):
+        held = [s for s in starters if int(hashlib.sha1(s.skill_id.encode()).hexdigest(), 16) % 2 == half]
+        ids = {s.skill_id for s in held}
+        with SkillBank.open(work / f"half{half}", embedder) as bank:
+            bank.upsert([*held, *others])
+            for mode in ("hybrid", "keyword"):
+                for q in queries:
+                    found = bank.search(q.query, DEPTH, mode=mode, count_use=False)  # type: ignore[arg-type]
+                    hits = tuple(
+                        Hit(h.skill.skill_id, int(h.skill.skill_id == q.expected), h.score, h.features) for h in found
+                    )
+                    cases.append(Case(q, mode, q.expected in ids, hits))  # type: ignore[arg-type]
+    return cases
+
+
+def matrix(hits: Sequence[Hit], names: Sequence[str]) -> np.ndarray:
+    return np.array([[h.features.get(n, 0.0) for n in names] for h in hits], dtype=float).reshape(len(hits), len(names))
+
+
+def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 50) -> tuple[np.ndarray, float]:
+    """Newton's method on the L2-penalised log loss (the bias unpenalised)."""
+    xb = np.hstack([x, np.ones((len(x), 1))])
+    w = np.zeros(xb.shape[1])
+    penalty = np.full(xb.shape[1], l2)
+    penalty[-1] = 0.0
+    for _ in range(steps):
+        p = 1.0 / (1.0 + np.exp(-(xb @ w)))
+        grad = xb.T @ (p - y) + penalty * w
+        hess = (xb * (p * (1 - p))[:, None]).T @ xb + np.diag(penalty) + 1e-9 * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return w[:-1], float(w[-1])
+
+
+def model_for(cases: Sequence[Case], names: Sequence[str]) -> RelevanceModel:
+    hits = [h for c in cases for h in c.hits]
+    w, b = fit_logistic(matrix(hits, names), np.array([h.label for h in hits], dtype=float))
+    return RelevanceModel({n: round(float(v), 4) for n, v in zip(names, w, strict=True)}, round(b, 4))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    absent: int
+    absent_suggested: int
+    present: int
+    present_suggested: int
+    first_right: int
+    """Present cases whose first suggestion is their lesson."""
+
+    @property
+    def absent_rate(self) -> float:
+        return self.absent_suggested / max(self.absent, 1)
+
+    @property
+    def first_rank(self) -> float:
+        return self.first_right / max(self.present_suggested, 1)
+
+    @property
+    def recall(self) -> float:
+        return self.first_right / max(self.present, 1)
+
+
+def suggestions(case: Case, score_of, threshold: float) -> list[Hit]:
+    """What run_tests would carry: hits at or above the threshold, in search order, at most SUGGEST."""
+    return [h for h in case.hits if score_of(h) >= threshold][:SUGGEST]
+
+
+def outcome(cases: Sequence[Case], score_of, threshold: float) -> Outcome:
+    absent = [c for c in cases if not c.present]
+    present = [c for c in cases if c.present]
+    shown = [suggestions(c, score_of, threshold) for c in present]
+    return Outcome(
+        absent=len(absent),
+        absent_suggested=sum(1 for c in absent if suggestions(c, score_of, threshold)),
+        present=len(present),
+        present_suggested=sum(1 for s in shown if s),
+        first_right=sum(1 for s in shown if s and s[0].label),
+    )
+
+
+def choose_threshold(cases: Sequence[Case], score_of) -> float:
+    grid = [round(t, 2) for t in np.arange(0.02, 0.99, 0.01)]
+    return next((t for t in grid if outcome(cases, score_of, t).absent_rate <= MAX_ABSENT_RATE), grid[-1])
+
+
+def brier(hits: Sequence[Hit], score_of) -> float:
+    return float(np.mean([(min(max(score_of(h), 0.0), 1.0) - h.label) ** 2 for h in hits])) if hits else 0.0
+
+
+def reliability(hits: Sequence[Hit], score_of, bins: int = 5) -> list[tuple[str, int, float, float]]:
+    """(bin, hits, mean predicted, observed rate) for equal-width bins of the predicted probability."""
+    out = []
+    for i in range(bins):
+        lo, hi = i / bins, (i + 1) / bins
+        inside = [h for h in hits if lo <= min(max(score_of(h), 0.0), 1.0) < hi or (i == bins - 1 and score_of(h) >= 1)]
+        if inside:
+            mean = float(np.mean([min(max(score_of(h), 0.0), 1.0) for h in inside]))
+            out.append((f"{lo:.1f}-{hi:.1f}", len(inside), mean, float(np.mean([h.label for h in inside]))))
+    return out
+
+
+def write_coefs(hybrid: RelevanceModel, keyword: RelevanceModel, threshold: float) -> None:
+    def block(m: RelevanceModel) -> str:
+        weights = ",\n".join(f"        {n!r}: {w}" for n, w in m.weights.items())
+        return f'{{\n    "weights": {{\n{weights},\n    }},\n    "bias": {m.bias},\n}}'
+
+    COEFS_PATH.write_text(
+        '"""Fitted relevance coefficients: written by `python -m bench.relevance --fit` (do not edit by hand).\n\n'
+        "See `skills_store.search.relevance` for the features and docs/benchmarks/relevance.md for the figures.\n"
+        '"""\n\n'
+        f"HYBRID: dict[str, object] = {block(hybrid)}\n\n"
+        f"KEYWORD: dict[str, object] = {block(keyword)}\n\n"
+        f"THRESHOLD = {threshold}\n"
+        '"""Suggestion threshold on the relevance (`SKILLBANK_SUGGEST_THRESHOLD`), chosen on the train split."""\n',
+        encoding="utf-8",
+    )
+
+
+def _pct(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def report(cases: Sequence[Case], hybrid: RelevanceModel, keyword: RelevanceModel, threshold: float) -> str:
+    """The held-out figures, relevance against the raw fused score, as markdown."""
+    rel_h, rel_k = (lambda h: hybrid.predict(h.features)), (lambda h: keyword.predict(h.features))
+    fused = lambda h: h.score  # noqa: E731
+    train_h = [c for c in cases if c.mode == "hybrid" and not c.held_out]
+    test_h = [c for c in cases if c.mode == "hybrid" and c.held_out]
+    test_k = [c for c in cases if c.mode == "keyword" and c.held_out]
+    fused_t = choose_threshold(train_h, fused)
+    rows = [
+        ("before: top 3 hits, no threshold", outcome(test_h, fused, -1.0)),
+        (f"raw fused score >= {fused_t} (chosen on train the same way)", outcome(test_h, fused, fused_t)),
+        (f"hybrid relevance >= {threshold} (search_skills, run_tests)", outcome(test_h, rel_h, threshold)),
+        (f"keyword-only relevance >= {threshold} (Claude Code hook)", outcome(test_k, rel_k, threshold)),
+    ]
+    lines = [
+        "| suggestions | absent: any suggestion | present: first suggestion right | present: lesson suggested |",
+        "| --- | --- | --- | --- |",
+    ]
+    for name, o in rows:
+        lines.append(
+            f"| {name} | {o.absent_suggested}/{o.absent} = {_pct(o.absent_rate)} | "
+            f"{o.first_right}/{o.present_suggested} = {_pct(o.first_rank)} | {o.first_right}/{o.present} = "
+            f"{_pct(o.recall)} |"
+        )
+    hits_h = [h for c in test_h for h in c.hits]
+    hits_k = [h for c in test_k for h in c.hits]
+    lines += [
+        "",
+        "Calibration over every held-out hit (k = 5 a query), reliability bins:",
+        "",
+        "| predictor | Brier | bins (range: hits, mean predicted -> observed) |",
+        "| --- | --- | --- |",
+    ]
+    for name, hits, f in (
+        ("raw fused score (baseline)", hits_h, fused),
+        ("hybrid relevance", hits_h, rel_h),
+        ("keyword-only relevance", hits_k, rel_k),
+    ):
+        bins = "; ".join(f"{b}: {n}, {m:.2f} -> {o:.2f}" for b, n, m, o in reliability(hits, f))
+        lines.append(f"| {name} | {brier(hits, f):.4f} | {bins} |")
+    return "\n".join(lines)
+
+
+def demo_check(embedder: Embedder, hybrid: RelevanceModel, threshold: float, work: Path) -> list[str]:
+    """The demo's failures against the whole starter pack: what each hit scores and whether it is suggested."""
+    out = []
+    with SkillBank.open(work / "demo", embedder) as bank:
+        bank.upsert(eval_corpus())
+        for query in ("KeyError: 'price'", "KeyError: 'qty'"):
+            for h in bank.search(query, SUGGEST, count_use=False):
+                rel = hybrid.predict(h.features)
+                mark = "suggested" if rel >= threshold else "not suggested"
+                out.append(f"| `{query}` | {h.skill.title[:60]} | {h.score:.2f} | {rel:.3f} | {mark} |")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from skills_store.embedders import make_embedder
+    from skills_store.search.relevance import hybrid_model, keyword_model
+    from skills_store.search.relevance_coefs import THRESHOLD
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fit", action="store_true", help="refit the models and the threshold on the train split")
+    parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--out", type=Path, default=REPORT_PATH)
+    args = parser.parse_args(argv)
+    embedder = make_embedder(args.embedder)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="skillbank-relevance-") as tmp:
+        cases = collect(embedder, load_queries(), Path(tmp))
+        if args.fit:
+            train = [c for c in cases if not c.held_out]
+            hybrid = model_for([c for c in train if c.mode == "hybrid"], HYBRID_FEATURES)
+            keyword = model_for([c for c in train if c.mode == "keyword"], KEYWORD_FEATURES)
+            threshold = choose_threshold([c for c in train if c.mode == "hybrid"], lambda h: hybrid.predict(h.features))
+            write_coefs(hybrid, keyword, threshold)
+        else:
+            hybrid, keyword, threshold = hybrid_model(), keyword_model(), THRESHOLD
+        demo = demo_check(embedder, hybrid, threshold, Path(tmp))
+    elapsed = time.perf_counter() - start
+    queries = {c.query.id for c in cases}
+    held = {c.query.id for c in cases if c.held_out}
+    text = "\n".join(
+        [
+            "# Calibrated relevance and the suggestion threshold",
+            "",
+            f"`python -m bench.relevance{' --fit' if args.fit else ''}` ({datetime.now(UTC):%Y-%m-%d}, "
+            f"{machine_line()}, {elapsed:.0f} s, embedder `{args.embedder}`).",
+            "",
+            f"{len(queries)} queries ({len(held)} held out by lesson), each against a bank that holds its lesson "
+            "and one that does not (half of the starter pack each, plus every near-miss distractor); "
+            f"{DEPTH} hits a search, at most {SUGGEST} suggestions. 'absent': cases whose lesson is not in the "
+            "bank; 'present': cases whose lesson is. Held-out split only:",
+            "",
+            report(cases, hybrid, keyword, threshold),
+            "",
+            "The demo's `KeyError` failures against the whole starter pack:",
+            "",
+            "| failure | hit | fused score | relevance | |",
+            "| --- | --- | --- | --- | --- |",
+            *demo,
+            "",
+        ]
+    )
+    args.out.write_text(text, encoding="utf-8")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
