@@ -192,7 +192,8 @@ def drift(old: Path, new: Path, patch: bytes, rng: random.Random) -> None:
             context = [ln for ln in hunk if ln.is_context]
             if context:
                 pick = rng.choice(context)
-                assert pick.source_line_no is not None and pick.target_line_no is not None
+                assert pick.source_line_no is not None
+                assert pick.target_line_no is not None
                 old_lines[pick.source_line_no - 1] = _with_ws(old_lines[pick.source_line_no - 1])
                 new_lines[pick.target_line_no - 1] = _with_ws(new_lines[pick.target_line_no - 1])
             inserts.append((hunk.source_start - bool(hunk.source_length), hunk.target_start - bool(hunk.target_length)))
