@@ -17,7 +17,7 @@ from skills_store.catalog import Catalog
 from skills_store.datadir import check_data_dir
 from skills_store.errors import InvalidInput, NotFound
 from skills_store.locks import ReadWriteLock, WriterLock
-from skills_store.models import Skill, utcnow
+from skills_store.models import Skill, SkillStatus, utcnow
 from skills_store.protocols import Embedder, SkillStore
 from skills_store.record_sync import RecordSync, writer_id
 from skills_store.search.engine import SearchConfig, SkillSearch
@@ -196,6 +196,27 @@ class SkillBank:
             self._dirty.difference_update(skill_ids)
             return self.catalog.delete(skill_ids)
 
+    # -- review: candidates are served by nothing until approved ---------------------------------------------
+    def approve(self, skill_id: str) -> Skill:
+        """Make a candidate skill active (searchable); an active one is returned unchanged."""
+        skill = self.get(skill_id)
+        if skill.status != "active":
+            skill.status = "active"
+            self.update([skill])
+        return skill
+
+    def reject(self, skill_id: str) -> Skill:
+        """Delete a candidate skill; its trajectories stay processed, so it is not distilled again.
+
+        An active skill is refused (`InvalidInput`): it was reviewed or never needed review; `skills prune` and
+        `skills dedupe` remove active skills.
+        """
+        skill = self.get(skill_id)
+        if skill.status != "candidate":
+            raise InvalidInput(f"skill {skill_id!r} is {skill.status}, not a candidate: only candidates are rejected")
+        self.delete([skill_id])
+        return skill
+
     def record_outcome(self, skill_ids: Sequence[str], success: bool) -> list[Skill]:
         """A trajectory that was shown these skills ended in success or failure: move their confidence.
 
@@ -223,8 +244,10 @@ class SkillBank:
             raise NotFound(f"no skill with id {skill_id!r}; `skillbank skills list` shows the ids")
         return found[0]
 
-    def list_skills(self, filters: Filters | None = None, *, limit: int = 100, offset: int = 0) -> list[Skill]:
-        return self.catalog.list_skills(filters or Filters(), limit=limit, offset=offset)
+    def list_skills(
+        self, filters: Filters | None = None, *, limit: int = 100, offset: int = 0, status: SkillStatus | None = None
+    ) -> list[Skill]:
+        return self.catalog.list_skills(filters or Filters(), limit=limit, offset=offset, status=status)
 
     def known_values(self) -> dict[str, list[str]]:
         generation = self.catalog.get_meta("generation")

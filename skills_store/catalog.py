@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from skills_store.datadir import creating
 from skills_store.errors import ConfigError
-from skills_store.models import Skill
+from skills_store.models import Skill, SkillStatus
 from skills_store.search.filters import Filters, facet_tokens
 
 if TYPE_CHECKING:
@@ -229,8 +229,14 @@ class Catalog:
             row = self._db.execute("SELECT last_used_at FROM skills WHERE skill_id = ?", (skill_id,)).fetchone()
         return row[0] if row else None
 
-    def list_skills(self, filters: Filters, *, limit: int = 100, offset: int = 0) -> list[Skill]:
+    def list_skills(
+        self, filters: Filters, *, limit: int = 100, offset: int = 0, status: SkillStatus | None = None
+    ) -> list[Skill]:
+        """Skills matching `filters` (and of `status`: records written before the field read as active)."""
         where, params = filters.sql()
+        if status is not None:
+            where += " AND COALESCE(json_extract(s.data, '$.status'), 'active') = ?"
+            params.append(status)
         with self._lock:
             rows = self._db.execute(
                 f"SELECT data FROM skills s WHERE {where} ORDER BY s.confidence DESC, s.skill_id LIMIT ? OFFSET ?",

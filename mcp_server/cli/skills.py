@@ -1,4 +1,4 @@
-"""`skillbank skills ...`: import, export, list, show, search, reindex, prune and dedupe the skill bank.
+"""`skillbank skills ...`: import, export, list, show, search, reindex, prune, dedupe, approve and reject.
 
 Only `import` creates a skill bank (seeded with the starter pack, as `skillbank serve` does). On a fresh data dir
 the read-only commands create nothing: `list`, `export`, `search`, `prune`, `dedupe` and `reindex` say on stderr
@@ -18,23 +18,40 @@ import typer
 from rich.console import Console
 
 from mcp_server.cli.common import bank_exists, clean_errors, fail, load_settings, open_bank_cli, open_catalog
-from mcp_server.cli.skills_upkeep import dedupe, prune, reindex
+from mcp_server.cli.skills_upkeep import approve, dedupe, prune, reindex, reject
 from mcp_server.settings import Settings
 from skills_store.catalog import Catalog
 from skills_store.jsonl import dump_skills, import_records, read_skill_records
-from skills_store.models import Skill
+from skills_store.models import Skill, SkillStatus
 from skills_store.search.filters import Filters
 
 app = typer.Typer(help="Manage the skill bank.", no_args_is_help=True)
 console = Console()
 
 
-def _list_skills(settings: Settings, filters: Filters, limit: int) -> tuple[list[Skill], int]:
+def _list_skills(
+    settings: Settings, filters: Filters, limit: int, status: SkillStatus | None = None
+) -> tuple[list[Skill], int]:
     catalog = open_catalog(settings)
     if catalog is None:
         return [], 0
     with catalog:
-        return catalog.list_skills(filters, limit=limit), catalog.count()
+        return catalog.list_skills(filters, limit=limit, status=status), catalog.count()
+
+
+def _evidence(skill: Skill) -> list[str]:
+    """A candidate as a reviewer needs it: what it matches, its rule, its whole strategy (examples included) and
+    the trajectories it came from."""
+    rule = "; ".join(f"`{r.before}` -> `{r.after}`" for r in skill.rule) or "-"
+    return [
+        f"{skill.skill_id}  {skill.title}",
+        f"  pattern: {skill.pattern}",
+        f"  rule: {rule}",
+        f"  sources: {', '.join(skill.sources) or '-'}",
+        "  strategy:",
+        *(f"    {line}" for line in skill.strategy.splitlines()),
+        f"  approve: skillbank skills approve {skill.skill_id}   reject: skillbank skills reject {skill.skill_id}",
+    ]
 
 
 def _table(skills: list[Skill], width: int) -> list[str]:
@@ -156,15 +173,23 @@ def list_(
     tag: Annotated[list[str] | None, typer.Option(help="Only skills with this tag (repeatable).")] = None,
     limit: Annotated[int, typer.Option(min=1, help="At most this many.")] = 100,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    status: Annotated[
+        SkillStatus | None, typer.Option(help="Only active skills, or only candidates (shown with their evidence).")
+    ] = None,
 ) -> None:
     """List skills, highest confidence first: a table on a terminal, tab-separated lines in a pipe."""
     filters = Filters(language=language, repo=repo, tags=tuple(t.lower() for t in tag or ()))
-    skills, total = _list_skills(load_settings(), filters, limit)
+    skills, total = _list_skills(load_settings(), filters, limit, status)
     if not total:
         return
     with clean_errors():
         if as_json:
             sys.stdout.write(dump_skills(skills))
+        elif status == "candidate":
+            for s in skills:
+                typer.echo("\n".join(_evidence(s)) + "\n")
+            if sys.stdout.isatty():
+                typer.echo(f"{len(skills)} candidate(s) awaiting review")
         elif not sys.stdout.isatty():  # a pipe gets data only: whole ids, one skill a line
             for s in skills:
                 fields = (s.title, f"{s.confidence:.2f}", str(s.uses), s.language or "-", ",".join(s.tags))
@@ -200,7 +225,7 @@ def show(
     console.print(
         f"confidence {skill.confidence:.2f} (prior {skill.prior:.2f}, {skill.successes} successes, "
         f"{skill.failures} failures), {skill.uses} uses; language {skill.language or '-'}, repo {skill.repo or '-'}, "
-        f"tags {', '.join(skill.tags) or '-'}; sources {', '.join(skill.sources) or '-'}"
+        f"tags {', '.join(skill.tags) or '-'}; sources {', '.join(skill.sources) or '-'}; status {skill.status}"
     )
 
 
@@ -226,3 +251,5 @@ def search(
 app.command("reindex")(reindex)
 app.command("prune")(prune)
 app.command("dedupe")(dedupe)
+app.command("approve")(approve)
+app.command("reject")(reject)

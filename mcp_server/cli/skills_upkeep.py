@@ -1,4 +1,7 @@
-"""`skillbank skills reindex | prune | dedupe`: upkeep of the skill bank (registered on `skills.app`).
+"""`skillbank skills reindex | prune | dedupe | approve | reject`: upkeep of the skill bank (on `skills.app`).
+
+`approve ID` makes a candidate skill (distilled under `SKILLBANK_REVIEW`) active; `reject ID` deletes it. An
+unknown id, or rejecting a skill that is not a candidate, is an input error (exit 2).
 
 Like the read-only commands, they create nothing on a fresh data dir: they say there is no bank yet and exit 0.
 """
@@ -20,6 +23,7 @@ from mcp_server.cli.common import (
     bank_exists,
     cap_torch_threads,
     clean_errors,
+    fail,
     load_settings,
     open_bank_cli,
     open_catalog,
@@ -120,3 +124,24 @@ def _activity() -> Iterator[Callable[[str], None]]:
     ) as progress:
         task = progress.add_task("starting", total=None)
         yield lambda text: progress.update(task, description=text)
+
+
+def approve(skill_id: Annotated[str, typer.Argument(help="The candidate skill's id.")]) -> None:
+    """Approve a candidate skill (distilled under SKILLBANK_REVIEW): search and suggestions return it from now on."""
+    settings = load_settings()
+    if not bank_exists(settings):
+        fail(f"no skill with id {skill_id!r}: there is no skill bank at {settings.home} yet")
+    with clean_errors(), open_bank_cli(settings) as bank:
+        before = bank.get(skill_id).status
+        skill = bank.approve(skill_id)
+    typer.echo(f"approved {skill.skill_id}: {skill.title}" if before != "active" else f"{skill_id} is already active")
+
+
+def reject(skill_id: Annotated[str, typer.Argument(help="The candidate skill's id.")]) -> None:
+    """Reject a candidate skill: it is deleted (its trajectories stay distilled, so it does not come back)."""
+    settings = load_settings()
+    if not bank_exists(settings):
+        fail(f"no skill with id {skill_id!r}: there is no skill bank at {settings.home} yet")
+    with clean_errors(), open_bank_cli(settings) as bank:
+        skill = bank.reject(skill_id)
+    typer.echo(f"rejected and deleted {skill.skill_id}: {skill.title}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol
 
 from skills_store.distill.merge import MergeConfig, Merger, merge_into_bank
 from skills_store.distill.outcomes import file_lock
@@ -42,7 +42,6 @@ class DistillResult:
     """Model tokens spent on the batch (0 for the heuristic distiller)."""
 
 
-@runtime_checkable
 class BatchDistiller(Distiller, Protocol):
     """A `Distiller` that also says which trajectories of a batch it finished (what a pass needs)."""
 

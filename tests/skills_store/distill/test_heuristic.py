@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from skills_store.distill.heuristic import PITFALL_PRIOR, HeuristicDistiller
-from skills_store.protocols import Distiller
 
 KEY_MESSAGE = "KeyError: 'user_id'\n    return payload['user_id']\nE   KeyError: 'user_id'\n\napi.py:7: KeyError"
 GET_PATCH = """\
@@ -39,8 +38,10 @@ def test_a_failure_fixed_by_a_patch_becomes_a_skill_whose_pattern_is_the_error_s
     assert {"distilled", "nameerror", "rename", "python"} <= set(skill.tags)
 
 
-def test_the_heuristic_distiller_satisfies_the_distiller_protocol() -> None:
-    assert isinstance(HeuristicDistiller(), Distiller)
+def test_the_heuristic_distiller_finishes_every_trajectory_of_a_batch(steps) -> None:
+    result = HeuristicDistiller().distill_batch([steps.typo_fix("t1"), steps.trajectory(tid="t2")])
+    assert result.done == ["t1", "t2"]
+    assert [s.sources for s in result.drafts] == [["t1"]]
 
 
 def test_distilling_is_deterministic(steps) -> None:

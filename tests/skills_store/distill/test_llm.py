@@ -12,7 +12,6 @@ from pydantic_ai.usage import RequestUsage
 
 from skills_store.distill.llm import LLMDistiller, LLMDistillerConfig, estimate_tokens
 from skills_store.distill.runner import distill_pending
-from skills_store.protocols import Distiller
 
 WHOLE_FILE = "def total(items):\n    return sum(i.price for i in itemz)\n" + "# filler line of the module\n" * 200
 DRAFT = {
@@ -47,8 +46,9 @@ def make(script: Script, **config: Any) -> LLMDistiller:
     return LLMDistiller(FunctionModel(script), LLMDistillerConfig(**config))
 
 
-def test_the_llm_distiller_satisfies_the_distiller_protocol() -> None:
-    assert isinstance(make(Script()), Distiller)
+def test_the_llm_distillers_distill_is_its_batch_drafts(steps) -> None:
+    [skill] = make(Script()).distill([steps.typo_fix("t1")])
+    assert (skill.pattern, skill.sources) == ("NameError: name '<name>' is not defined", ["t1"])
 
 
 def test_drafts_become_skills_with_real_sources_and_a_capped_prior(steps) -> None:

@@ -119,3 +119,21 @@ def test_a_model_distiller_that_fails_stops_the_pass_and_leaves_the_trajectory_p
     assert report.stopped is not None
     assert "poison" in report.stopped
     assert [t.trajectory_id for t in traj_store.pending_for("flaky-llm")] == ["poison", "good"]
+
+
+def test_under_review_new_skills_are_stored_as_candidates_that_search_does_not_return(
+    hash_bank, steps, save, traj_store
+) -> None:
+    save(steps.typo_fix("t1"))
+    [skill_id] = distill_pending(traj_store, hash_bank, HeuristicDistiller(), review=True).added
+    skill = hash_bank.get(skill_id)
+    assert skill.status == "candidate"
+    assert hash_bank.search(skill.pattern, 5) == []
+    hash_bank.approve(skill_id)
+    assert [h.skill.skill_id for h in hash_bank.search(skill.pattern, 5)] == [skill_id]
+
+
+def test_without_review_new_skills_are_active(hash_bank, steps, save, traj_store) -> None:
+    save(steps.typo_fix("t1"))
+    [skill_id] = distill_pending(traj_store, hash_bank, HeuristicDistiller()).added
+    assert hash_bank.get(skill_id).status == "active"
