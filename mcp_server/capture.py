@@ -235,9 +235,8 @@ class SessionCapture:
             )
 
         def write(tid: str) -> None:
-            self.store.append(tid, [step()])
-            if record.skills_shown:
-                self.store.link_skills(tid, record.skills_shown)
+            # One durable commit for the step and the skills it showed (each commit is an fsync on the response path).
+            self.store.append(tid, [step()], shown_skills=record.skills_shown)
             if record.reward is not None:
                 self.store.update(tid, reward=record.reward)
 

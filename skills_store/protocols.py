@@ -91,8 +91,9 @@ class TrajectoryStore(Protocol):
         repo: str | None = None,
     ) -> Trajectory: ...
 
-    def append(self, trajectory_id: str, steps: Sequence[Step]) -> int:
-        """Append steps (already redacted) and return the trajectory's total step count.
+    def append(self, trajectory_id: str, steps: Sequence[Step], *, shown_skills: Sequence[str] = ()) -> int:
+        """Append steps (already redacted) and return the trajectory's total step count; `shown_skills` are linked
+        (`link_skills`) in the same transaction.
 
         Raises `NotFound` for an unknown id and `InvalidInput` when the trajectory is closed.
         """

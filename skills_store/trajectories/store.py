@@ -140,7 +140,10 @@ class SQLiteTrajectoryStore:
         )
         return self.get(trajectory_id, with_steps=False)
 
-    def append(self, trajectory_id: str, steps: Sequence[Step]) -> int:
+    def append(self, trajectory_id: str, steps: Sequence[Step], *, shown_skills: Sequence[str] = ()) -> int:
+        """Append steps, and link `shown_skills` (see `link_skills`) in the same durable transaction: a captured
+        search costs one commit (one fsync), not two."""
+        shown = list(dict.fromkeys(shown_skills))
         rows = schema.prepare_steps(
             steps, max_step_bytes=self.config.max_step_bytes, max_text_chars=self.config.max_text_chars
         )
@@ -161,6 +164,8 @@ class SQLiteTrajectoryStore:
                 "UPDATE trajectories SET step_count = ?, updated_at = ? WHERE id = ?",
                 (total, schema.now_ts(), trajectory_id),
             )
+            if shown:
+                _link(conn, trajectory_id, shown)
             return total
 
         return self._writer.write(write)
@@ -210,13 +215,7 @@ class SQLiteTrajectoryStore:
         def write(conn: sqlite3.Connection) -> None:
             if conn.execute("SELECT 1 FROM trajectories WHERE id = ?", (trajectory_id,)).fetchone() is None:
                 raise NotFound(f"no trajectory {trajectory_id!r}")
-            seq = conn.execute(
-                "SELECT coalesce(max(seq), -1) + 1 FROM shown_skills WHERE trajectory_id = ?", (trajectory_id,)
-            ).fetchone()[0]
-            conn.executemany(
-                "INSERT OR IGNORE INTO shown_skills (trajectory_id, skill_id, seq) VALUES (?, ?, ?)",
-                [(trajectory_id, sid, seq + i) for i, sid in enumerate(ids)],
-            )
+            _link(conn, trajectory_id, ids)
 
         self._writer.write(write)
 
@@ -303,3 +302,14 @@ class SQLiteTrajectoryStore:
             (status, status, since and since.timestamp(), since and since.timestamp(), limit, offset),
         ).fetchall()
         return [schema.trajectory_from_row(row, conn, with_steps=False) for row in rows]
+
+
+def _link(conn: sqlite3.Connection, trajectory_id: str, skill_ids: Sequence[str]) -> None:
+    """Record skills as shown in this trajectory, in order after those shown before (a skill counts once)."""
+    seq = conn.execute(
+        "SELECT coalesce(max(seq), -1) + 1 FROM shown_skills WHERE trajectory_id = ?", (trajectory_id,)
+    ).fetchone()[0]
+    conn.executemany(
+        "INSERT OR IGNORE INTO shown_skills (trajectory_id, skill_id, seq) VALUES (?, ?, ?)",
+        [(trajectory_id, sid, seq + i) for i, sid in enumerate(skill_ids)],
+    )

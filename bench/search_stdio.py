@@ -1,0 +1,187 @@
+"""search_skills through a real `skillbank serve` over stdio at 10,000 skills, against the floor, in one run.
+
+What an agent pays is the tool call over its transport. Floor (same run, same store, same query texts,
+interleaved query by query so both see the same machine load): one MiniLM encode of the query as given plus one
+raw Chroma `query(k=5)`, in this process. The server adds JSON-RPC over stdio, argument validation, the durable
+capture of the call into trajectories.db, the keyword side (FTS5), fusion, hydration and use counting; its model
+runs wherever the committed server puts it (a worker process since the embedder-worker change).
+
+Two query kinds: short one-line queries (an error line or a short description, as an agent types them) and real
+tracebacks (the retrieval eval set's). Every text is distinct, so no embedding cache answers it.
+
+Profile columns, each measured in the same run: a bare stdio MCP tool's round trip (the transport alone), the
+server's own `took_ms` (the bank's search), and `SkillBank.search` in this process (no MCP, no capture).
+Exit status 1 when a kind misses its target (tool p50 <= 1.3x the floor p50).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import numpy as np
+from mcp import Client, StdioServerParameters
+
+from bench.common import machine, write_report
+from bench.search import CACHE, ERRORS, WORDS, build_store, pct, queries, skill_text
+from skills_store.bank import SkillBank
+from skills_store.embedders.minilm import MiniLMEmbedder
+
+TARGET = 1.3
+SIZE = 10_000
+HELLO = """
+from mcp.server.mcpserver import MCPServer
+server = MCPServer("hello")
+
+@server.tool()
+def echo(query: str, k: int = 5) -> str:
+    return query[:40]
+
+server.run()
+"""
+PHRASES = [
+    "how to fix {e} in {w} module",
+    "tests fail with {e} after upgrading {w}",
+    "{w} {v} raises {e} on startup",
+]
+
+
+def short_queries(n: int, seed: int) -> list[str]:
+    """One-line queries: an exception line, or a short description naming the error, each distinct."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        etype, message = rng.choice(ERRORS)
+        w, v = rng.choice(WORDS), rng.choice(WORDS)
+        line = f"{etype}: " + message.format(w=f"{w}_{seed}{i}", W=w.capitalize(), v=v)
+        out.append(line if i % 2 == 0 else rng.choice(PHRASES).format(e=etype, w=f"{w}{i}", v=v))
+    return out
+
+
+def load() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _params(args: list[str], home: Path) -> StdioServerParameters:
+    env = {
+        **os.environ,
+        "SKILLBANK_HOME": str(home),
+        "SKILLBANK_STARTER_SKILLS": "false",
+        "SKILLBANK_EMBEDDER": "minilm",
+        "HF_HUB_OFFLINE": "1",
+    }
+    return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(home))
+
+
+class Floor:
+    """One encode (no cache) plus one raw Chroma query(k=5), on the same store the server reads."""
+
+    def __init__(self, home: Path) -> None:
+        self.embedder = MiniLMEmbedder()
+        self.bank = SkillBank.open(home, self.embedder)
+        self.embedder.embed(["warm up the floor"])
+
+    def time(self, text: str) -> float:
+        start = time.perf_counter()
+        vec = self.embedder.embed([text])[0]
+        self.bank.store.query(vec, 5)
+        return (time.perf_counter() - start) * 1000
+
+    def time_bank(self, text: str) -> float:
+        """`SkillBank.search` in this process (the same code the server runs, no MCP around it)."""
+        start = time.perf_counter()
+        self.bank.search(text + " (in-process)", 5, count_use=False)
+        return (time.perf_counter() - start) * 1000
+
+
+async def measure(home: Path, kinds: dict[str, list[str]]) -> dict[str, dict[str, list[float]]]:
+    floor = Floor(home)
+    hello = home.parent / "hello_server.py"
+    hello.write_text(HELLO)
+    out: dict[str, dict[str, list[float]]] = {}
+    try:
+        serve = _params(["-m", "mcp_server", "serve", "--workspace", str(home)], home)
+        async with Client(serve) as tool, Client(_params([str(hello)], home)) as bare:
+            with anyio.fail_after(300):
+                await tool.call_tool("search_skills", {"query": "warm up: the first search loads the model"})
+            for name, texts in kinds.items():
+                row: dict[str, list[float]] = {k: [] for k in ("tool", "floor", "took", "bare", "bank")}
+                for text in texts:
+                    start = time.perf_counter()
+                    result = await tool.call_tool("search_skills", {"query": text})
+                    row["tool"].append((time.perf_counter() - start) * 1000)
+                    assert not result.is_error, result.content
+                    row["took"].append(float((result.structured_content or {}).get("took_ms", 0.0)))
+                    row["floor"].append(floor.time(text))
+                    start = time.perf_counter()
+                    await bare.call_tool("echo", {"query": text})
+                    row["bare"].append((time.perf_counter() - start) * 1000)
+                    row["bank"].append(floor.time_bank(text))
+                out[name] = row
+                print(f"{name}: tool p50 {pct(row['tool'], 50):.1f} ms, floor p50 {pct(row['floor'], 50):.1f} ms")
+    finally:
+        floor.bank.close()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--queries", type=int, default=200, help="distinct queries per kind")
+    parser.add_argument("--report", default="search_stdio", help="docs/benchmarks/NAME.md")
+    args = parser.parse_args(argv)
+    built = (CACHE / f"store-{SIZE}" / "built").is_file()
+    texts = [" ".join(skill_text(random.Random(7 + i), i)) for i in range(2000)]
+    home = build_store(SIZE, np.empty(0) if built else MiniLMEmbedder().embed(texts))
+    kinds = {"short one-line queries": short_queries(args.queries, 11), "tracebacks": queries(args.queries, seed=12)}
+    start_load = load()
+    rows = anyio.run(measure, home, kinds)
+    ok = all(pct(r["tool"], 50) <= TARGET * pct(r["floor"], 50) for r in rows.values())
+    write_report(render(rows, args.queries, start_load, load()), args.report)
+    return 0 if ok else 1
+
+
+def render(rows: dict[str, dict[str, list[float]]], n: int, load_start: str, load_end: str) -> str:
+    lines = [
+        "# search_skills over stdio vs the floor",
+        "",
+        machine(),
+        f"Load average (1, 5, 15 min) at the start: {load_start}; at the end: {load_end} (2 cores, shared).",
+        "",
+        f"{n} distinct queries per kind at {SIZE:,} skills, client-observed `call_tool` time through a real",
+        "`skillbank serve` over stdio (the MCP Python client), the floor (one MiniLM encode + one raw Chroma",
+        "`query(k=5)` in-process) interleaved query by query. Vectors and store: see `bench/search.py`.",
+        "",
+        "| kind | tool p50 ms | tool p90 ms | floor p50 ms | floor p90 ms | ratio p50 | target | result |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, r in rows.items():
+        ratio = pct(r["tool"], 50) / pct(r["floor"], 50)
+        lines.append(
+            f"| {name} | {pct(r['tool'], 50):.1f} | {pct(r['tool'], 90):.1f} | {pct(r['floor'], 50):.1f} "
+            f"| {pct(r['floor'], 90):.1f} | {ratio:.2f}x | <= {TARGET}x | {'pass' if ratio <= TARGET else 'FAIL'} |"
+        )
+    lines += [
+        "",
+        "Where the time goes (p50 ms, same run): a bare stdio MCP tool's round trip is the transport alone; the",
+        "server's `took_ms` is its bank search (encode of the extracted signal, vector and keyword sides, fusion,",
+        "hydration); `SkillBank.search` in-process is the same code with the model in this process.",
+        "",
+        "| kind | tool | bare stdio tool | server took_ms | tool - took_ms | SkillBank.search in-process |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for name, r in rows.items():
+        rest = float(np.median(np.asarray(r["tool"]) - np.asarray(r["took"])))
+        lines.append(
+            f"| {name} | {pct(r['tool'], 50):.1f} | {pct(r['bare'], 50):.1f} | {pct(r['took'], 50):.1f} "
+            f"| {rest:.1f} | {pct(r['bank'], 50):.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
