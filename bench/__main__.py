@@ -13,7 +13,9 @@ import time
 from pathlib import Path
 
 REPORTS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
-BENCHMARKS = ["retrieval", "search", "startup", "patch", "run_tests", "redact", "ingest", "hooks", "distill"]
+BENCHMARKS = [
+    "retrieval", "search", "search_stdio", "startup", "patch", "run_tests", "redact", "ingest", "hooks", "distill",
+]  # fmt: skip
 
 
 def collect() -> Path:
