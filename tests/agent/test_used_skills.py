@@ -4,12 +4,13 @@ become `used_skills` of its closing `record_trajectory` call (only those skills'
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
 import anyio
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agent.prompt import instructions, used_skills
@@ -90,6 +91,25 @@ async def test_a_session_shown_several_skills_records_exactly_the_one_its_answer
     assert recorded_used(traj) == ["sk-add"]
 
 
+async def test_a_skill_from_the_prompt_counts_as_shown(
+    buggy_repo: Path, server: ServerCommand, trajectories, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(server, tmp_path)
+    monkeypatch.setattr("agent.run.PROMPT_RELEVANCE", 0.0)  # every hit of the harness's search is put in the prompt
+    named: list[str] = []
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        prompt = str(messages[0].parts[-1].content)
+        named.extend(re.findall(r"^- \[([^\]]+)\]", prompt, re.MULTILINE)[:1])
+        return ModelResponse(parts=[TextPart("nothing changed.\nUsed skills: " + ", ".join(named))])
+
+    with anyio.fail_after(120):
+        result = await solve("make test_add pass", buggy_repo, FunctionModel(respond), server=server)
+    assert len(named) == 1
+    assert result.used_skills == named
+    assert recorded_used(trajectories()[0]) == named
+
+
 async def test_an_id_the_model_was_never_shown_is_dropped(
     buggy_repo: Path, server: ServerCommand, trajectories, tmp_path: Path
 ) -> None:
@@ -97,15 +117,18 @@ async def test_an_id_the_model_was_never_shown_is_dropped(
     bank = bank_ids(server)
     named: list[str] = []
 
-    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        # Name one skill from the prompt, and every skill of the bank the prompt did not show.
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:  # see exactly one skill, by a search for it
+            return ModelResponse(parts=[ToolCallPart("search_skills", {"query": "Missing dict key", "k": 1})])
+        # Name the one it found, and every skill of the bank the prompt did not show.
         prompt = str(messages[0].parts[-1].content)
-        in_prompt = [sid for sid in bank if f"[{sid}]" in prompt]
-        named.extend([in_prompt[0], *[sid for sid in bank if sid not in in_prompt]])
+        [found] = [p.content for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        [hit] = [h["skill_id"] for h in found["skills"]]  # type: ignore[index]
+        named.extend([hit, *[sid for sid in bank if sid != hit and f"[{sid}]" not in prompt]])
         return ModelResponse(parts=[TextPart("nothing changed.\nUsed skills: " + ", ".join(named))])
 
     with anyio.fail_after(120):
-        result = await solve("make test_add pass", buggy_repo, FunctionModel(answer), server=server)
+        result = await solve("make test_add pass", buggy_repo, FunctionModel(respond), server=server)
     assert len(named) > 2  # one shown, the rest of the bank never shown
     assert result.used_skills == [named[0]]
     [traj] = trajectories()
