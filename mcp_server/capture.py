@@ -53,6 +53,8 @@ REDACT_MARGIN_CHARS = 4_000
 #: 1/3 tail, so 3 margins make the tail's margin one and the head's two. Redacting costs ~0.1 us a character, so a
 #: 180 KB release diff costs ~4 ms, not the 9 ms of a 4x window (or the 20 ms of the whole diff).
 REDACT_WINDOW_CHARS = CAPTURE_TEXT_CHARS + 3 * REDACT_MARGIN_CHARS
+#: Tools whose captured step is committed without an fsync (see `SQLiteTrajectoryStore.append`'s `durable`).
+READ_ONLY_TOOLS = frozenset({"search_skills"})
 
 
 class CallRecord:
@@ -235,8 +237,9 @@ class SessionCapture:
             )
 
         def write(tid: str) -> None:
-            # One durable commit for the step and the skills it showed (each commit is an fsync on the response path).
-            self.store.append(tid, [step()], shown_skills=record.skills_shown)
+            # One commit for the step and the skills it showed; a read-only call's without an fsync (it is on the
+            # response path; the step survives a crash of the server and reaches the disk with the next commit).
+            self.store.append(tid, [step()], shown_skills=record.skills_shown, durable=tool not in READ_ONLY_TOOLS)
             if record.reward is not None:
                 self.store.update(tid, reward=record.reward)
 

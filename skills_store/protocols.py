@@ -91,9 +91,11 @@ class TrajectoryStore(Protocol):
         repo: str | None = None,
     ) -> Trajectory: ...
 
-    def append(self, trajectory_id: str, steps: Sequence[Step], *, shown_skills: Sequence[str] = ()) -> int:
+    def append(
+        self, trajectory_id: str, steps: Sequence[Step], *, shown_skills: Sequence[str] = (), durable: bool = True
+    ) -> int:
         """Append steps (already redacted) and return the trajectory's total step count; `shown_skills` are linked
-        (`link_skills`) in the same transaction.
+        (`link_skills`) in the same transaction. `durable=False`: committed, on disk with the next durable commit.
 
         Raises `NotFound` for an unknown id and `InvalidInput` when the trajectory is closed.
         """

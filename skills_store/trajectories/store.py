@@ -3,7 +3,8 @@
 Safe for many threads and many processes at once (MCP servers, Claude Code hook processes, the CLI): writes
 are serialised by SQLite's write lock (`BEGIN IMMEDIATE` with a busy timeout) and, inside a process, grouped
 into shared transactions (`GroupCommitWriter`). A call that returned has been committed with
-`synchronous=FULL`, so an acknowledged step survives a crash of the process or of the machine.
+`synchronous=FULL`, so an acknowledged step survives a crash of the process or of the machine (an `append` with
+`durable=False`, the capture of a read-only tool call, survives a crash of the process).
 
 Texts longer than `max_text_chars` are cut to their head and tail around a marker saying how much was left
 out; a step whose JSON exceeds `max_step_bytes` is refused. Callers redact before they append.
@@ -140,9 +141,12 @@ class SQLiteTrajectoryStore:
         )
         return self.get(trajectory_id, with_steps=False)
 
-    def append(self, trajectory_id: str, steps: Sequence[Step], *, shown_skills: Sequence[str] = ()) -> int:
-        """Append steps, and link `shown_skills` (see `link_skills`) in the same durable transaction: a captured
-        search costs one commit (one fsync), not two."""
+    def append(
+        self, trajectory_id: str, steps: Sequence[Step], *, shown_skills: Sequence[str] = (), durable: bool = True
+    ) -> int:
+        """Append steps, and link `shown_skills` (see `link_skills`) in the same transaction: a captured search
+        costs one commit, not two. `durable=False` (the capture of a read-only call, on its response path) commits
+        without an fsync: it survives a crash of the process, and reaches the disk with the next durable commit."""
         shown = list(dict.fromkeys(shown_skills))
         rows = schema.prepare_steps(
             steps, max_step_bytes=self.config.max_step_bytes, max_text_chars=self.config.max_text_chars
@@ -168,7 +172,7 @@ class SQLiteTrajectoryStore:
                 _link(conn, trajectory_id, shown)
             return total
 
-        return self._writer.write(write)
+        return self._writer.write(write, durable=durable)
 
     def update(
         self,

@@ -4,6 +4,10 @@ A write is a function of the connection. The first waiting thread becomes the le
 write, runs each inside its own savepoint (a write that raises is rolled back alone and its error goes back to
 its caller), commits once, and only then wakes the callers. So a write that returned is on disk, and
 concurrent writers share the cost of the commit instead of queueing behind one fsync each.
+
+A write may be marked not `durable` (the automatic capture of a read-only call): a group made only of such
+writes commits with `synchronous=NORMAL`, which in WAL mode survives a crash of the process (the commit is in the
+WAL file) but not of the machine until the next durable commit or checkpoint, and costs no fsync.
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ T = TypeVar("T")
 
 
 class _Job(Generic[T]):
-    __slots__ = ("done", "error", "fn", "result")
+    __slots__ = ("done", "durable", "error", "fn", "result")
 
-    def __init__(self, fn: Callable[[sqlite3.Connection], T]) -> None:
+    def __init__(self, fn: Callable[[sqlite3.Connection], T], durable: bool = True) -> None:
         self.fn = fn
+        self.durable = durable
         self.result: T | None = None
         self.error: BaseException | None = None
         self.done = False
@@ -48,12 +53,14 @@ class GroupCommitWriter:
         self._queue: list[_Job[Any]] = []
         self._leader = False
         self._closed = False
+        self._durable = int(conn.execute("PRAGMA synchronous").fetchone()[0]) >= 2  # FULL (2) or EXTRA (3)
         self.commits = 0
         """How many transactions were committed (for tests and benchmarks)."""
 
-    def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `fn(conn)` in a transaction; return its result once the transaction is durable."""
-        job: _Job[T] = _Job(fn)
+    def write(self, fn: Callable[[sqlite3.Connection], T], *, durable: bool = True) -> T:
+        """Run `fn(conn)` in a transaction; return its result once the transaction is committed (and, when
+        `durable`, on disk)."""
+        job: _Job[T] = _Job(fn, durable)
         with self._cv:
             if self._closed:
                 raise sqlite3.ProgrammingError("the trajectory store is closed")
@@ -77,7 +84,11 @@ class GroupCommitWriter:
 
     def _run(self, batch: list[_Job[Any]]) -> None:
         conn = self._conn
+        durable = any(job.durable for job in batch)
         try:
+            if durable != self._durable:
+                conn.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
+                self._durable = durable
             conn.execute("BEGIN IMMEDIATE")
         except BaseException as exc:
             for job in batch:
