@@ -1,7 +1,9 @@
 """llama.cpp's OpenAI-compatible server (`python -m llama_cpp.server`) on a free loopback port.
 
-Started on the first request and stopped when the process exits (or `stop()` is called): a CLI command that never
-asks the model never pays the start-up. The server runs in its own process group, so stopping it kills all of it.
+Started on the first request and stopped when the process exits normally or on Ctrl-C (atexit), or when `stop()`
+is called: a CLI command that never asks the model never pays the start-up. The server runs in its own process
+group, so stopping it kills all of it. (A parent killed by a signal leaves it running: no death signal is set,
+because the worker thread that starts it would trigger one when it ends.)
 """
 
 from __future__ import annotations
