@@ -62,6 +62,7 @@ def main() -> int:
     parser.add_argument("--max-train", type=int, default=None, help="Solve at most this many training tasks")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--report-only", action="store_true", help="Report what the output dir holds so far")
+    parser.add_argument("--note", default="", help="A paragraph added to the report (e.g. why a run is partial)")
     args = parser.parse_args()
 
     from agent.eval.harness import EvalConfig, run_eval, summary_of
@@ -83,10 +84,13 @@ def main() -> int:
     if args.report_only:
         summary = summary_of(config)
         summary["partial"] = True
+        rnd = summary["rounds"][0]
+        started -= rnd["train"]["wall_s"] + sum(s["wall_s"] for s in rnd["heldout"].values())
     else:
         summary = run_eval(config, os.environ, progress)
         print(file=sys.stderr)
-    write_report(report(summary, count, time.monotonic() - started), "learning")
+    text = report(summary, count, time.monotonic() - started)
+    write_report(text + (f"\n{args.note}\n" if args.note else ""), "learning")
     return 0
 
 
@@ -104,12 +108,12 @@ def report(summary: dict, tasks: int, wall_s: float) -> str:  # type: ignore[typ
         machine(),
         f"`python -m bench.learning --model {summary['model']}`: one-shot mode, {summary['candidates']} candidate(s) "
         f"per attempt, {tasks} tasks ({summary['train_tasks']} training, {summary['heldout_tasks']} held out), "
-        f"one round, {wall_s / 60:.1f} min wall on a machine shared with other agents' runs.\n",
+        f"one round, {wall_s / 60:.1f} min of attempts on a machine shared with other agents' runs.\n",
     ]
     if summary["harness_check"]:
         lines.append(f"**{summary['note']}**\n")
     if summary.get("partial"):
-        lines.append("**Partial: the run was still going; these are the attempts finished so far.**\n")
+        lines.append("**Partial: the run was stopped before it finished; these are the attempts it completed.**\n")
 
     def row(label: str, s: dict) -> str:  # type: ignore[type-arg]
         return f"| {label} | {rate(s)} | {s['invalid']} | {s['input_tokens']:,} / {s['output_tokens']:,} |"
