@@ -44,7 +44,7 @@ def run_demo(home: Path | None = None, *, console: Console | None = None) -> Non
 
         console.print("[bold]Session 1[/]: an agent makes the catalog loader read a spreadsheet export")
         ws1 = prepare_workspace(Path(tmp) / "session-1")
-        traj1, _ = anyio.run(
+        traj1, _, _ = anyio.run(
             lambda: session(
                 narrator, data, ws1, task="Load prices from the spreadsheet export", tests=["tests/test_catalog.py"],
                 patch=FIX_CATALOG,
@@ -57,21 +57,27 @@ def run_demo(home: Path | None = None, *, console: Console | None = None) -> Non
 
         console.print("\n[bold]Session 2[/]: another agent, same repository, a new failure in the orders module")
         ws2 = prepare_workspace(Path(tmp) / "session-2")
-        _, failing = anyio.run(
+        _, failing, searched = anyio.run(
             lambda: session(
                 narrator, data, ws2, task="Total an order from the spreadsheet export", tests=["tests/test_orders.py"],
                 patch=FIX_ORDERS,
             )
         )  # fmt: skip
         suggested = [s["skill_id"] for s in failing.get("suggested_skills") or []]
-        shown = [sid for sid in learned if sid in suggested]
+        relevance = {s["skill_id"]: s.get("relevance", 0.0) for s in searched}
+        shown = [sid for sid in learned if sid in suggested or sid in relevance]
         after = confidence_of(settings, learned)
 
         console.print("\n[bold]What was learned[/]")
         if shown:
             for sid in shown:
+                how = (
+                    "as a suggested skill of run_tests"
+                    if sid in suggested
+                    else f"through search_skills (relevance {relevance[sid]:.2f}, under the suggestion threshold)"
+                )
                 console.print(
-                    f"  the lesson of session 1 ({traj1}) reached session 2 as suggested skill [{sid}]; "
+                    f"  the lesson of session 1 ({traj1}) reached session 2 {how}: [{sid}]; "
                     f"confidence {before[sid]:.2f} -> {after[sid]:.2f} after session 2 succeeded",
                     markup=False,
                 )

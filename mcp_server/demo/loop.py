@@ -100,7 +100,7 @@ class Narrator:
         for s in skills:
             origin = ", ".join(s["sources"][:2])
             self.out.print(
-                f"       [{s['skill_id']}] {s['title']} (score {s['score']:.2f}, confidence "
+                f"       [{s['skill_id']}] {s['title']} (relevance {s.get('relevance', 0):.2f}, confidence "
                 f"{s['confidence']:.2f}, from {origin})",
                 markup=False,
             )
@@ -108,8 +108,9 @@ class Narrator:
 
 async def session(
     narrator: Narrator, home: Path, workspace: Path, *, task: str, tests: list[str], patch: str
-) -> tuple[str, dict[str, Any]]:
-    """One agent session; returns its trajectory id and the failing run (with its suggested skills)."""
+) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
+    """One agent session; returns its trajectory id, the failing run (with its suggested skills) and the skills
+    search_skills returned for the failure."""
     async with Client(server_params(home, workspace)) as client:
         failing = await call(client, "run_tests", {"tests": tests, "timeout_s": 120})
         narrator.tests(failing)
@@ -137,7 +138,7 @@ async def session(
             f"record_trajectory(final=true, outcome={outcome}): trajectory {closed['trajectory_id']} "
             f"{closed['status']} with {closed['total_steps']} steps (the tool calls were captured automatically)"
         )
-        return closed["trajectory_id"], failing
+        return closed["trajectory_id"], failing, found["skills"]
 
 
 def distill(settings: Settings, narrator: Narrator) -> list[str]:

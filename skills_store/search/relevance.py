@@ -20,6 +20,7 @@ numpy): the hook imports this.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -30,10 +31,12 @@ from skills_store.search.query import QueryParts, tokens
 
 _EXC_TYPE = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit|Interrupt|Iteration))\b")
 _PLACEHOLDER = re.compile(r"<[^<>\n]{1,40}>")
+_ALTERNATIVES = re.compile(r"\s+/\s+|\s+--\s+|\s+\((?:or|and|in|Did)\b")
 _QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"")
 
 HYBRID_FEATURES = (
     "error_query",
+    "signature",
     "type_match",
     "type_other",
     "template",
@@ -49,6 +52,7 @@ HYBRID_FEATURES = (
 )
 KEYWORD_FEATURES = (
     "error_query",
+    "signature",
     "type_match",
     "type_other",
     "template",
@@ -80,31 +84,51 @@ class Signature:
     error_type: str | None
     words: frozenset[str]
     quoted: tuple[str, ...]
+    lines: tuple[str, ...] = ()
+    """The error lines themselves (`Type: message`), for the template match."""
 
     @classmethod
     def of(cls, parts: QueryParts) -> Signature:
         errors = " ".join(parts.error_lines)
         quoted = tuple(dict.fromkeys(q.lower() for pair in _QUOTED.findall(errors) for q in pair if q.strip()))
-        return cls(parts.error_type, frozenset(tokens(errors)), quoted[:8])
+        return cls(parts.error_type, frozenset(tokens(errors)), quoted[:8], tuple(parts.error_lines))
 
 
 def signature_features(sig: Signature, skill: Skill) -> dict[str, float]:
     """Agreement of the query's error signature with the skill's pattern (all 0 for a query in words)."""
     if sig.error_type is None:
-        return {"error_query": 0.0, "type_match": 0.0, "type_other": 0.0, "template": 0.0, "quoted": 0.0}
+        return dict.fromkeys(("error_query", "signature", "type_match", "type_other", "template", "quoted"), 0.0)
     types = set(_EXC_TYPE.findall(skill.pattern)) | set(_EXC_TYPE.findall(skill.title))
     match = sig.error_type in types
     literal = tokens(_PLACEHOLDER.sub(" ", skill.pattern))[:24]
     template = sum(1 for w in literal if w in sig.words) / len(literal) if literal else 0.0
     document = skill.document().lower()
     quoted = sum(1 for q in sig.quoted if q in document) / len(sig.quoted) if sig.quoted else 0.0
+    templates = _templates(skill.pattern)
     return {
         "error_query": 1.0,
+        "signature": float(any(t.search(line) for t in templates for line in sig.lines)),
         "type_match": float(match),
         "type_other": float(bool(types) and not match),
         "template": template,
         "quoted": quoted,
     }
+
+
+@functools.lru_cache(maxsize=4096)
+def _templates(pattern: str) -> tuple[re.Pattern[str], ...]:
+    """The message templates of a pattern's first line as regexes, placeholders matching any text: `KeyError:
+    '<name>'` matches `KeyError: 'qty'`. Alternatives (`A / B`, `A -- B`) are templates of their own; only those
+    of the `Type: message` shape count."""
+    first = pattern.strip().splitlines()[0] if pattern.strip() else ""
+    out = []
+    for alt in _ALTERNATIVES.split(first):
+        alt = alt.strip()
+        if ":" not in alt or not _EXC_TYPE.search(alt.split(":", 1)[0]):
+            continue
+        pieces = _PLACEHOLDER.split(alt)
+        out.append(re.compile(".+?".join(re.escape(p) for p in pieces)))
+    return tuple(out)
 
 
 def hit_features(

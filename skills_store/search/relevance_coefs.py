@@ -5,36 +5,38 @@ See `skills_store.search.relevance` for the features and docs/benchmarks/relevan
 
 HYBRID: dict[str, object] = {
     "weights": {
-        "error_query": -1.2407,
-        "type_match": 0.1793,
-        "type_other": -1.4195,
-        "template": 3.0149,
-        "quoted": 0.9763,
-        "cosine": 0.81,
-        "cosine_margin": 0.7769,
-        "type_cosine": -0.6281,
-        "bm25": 0.4686,
-        "bm25_margin": 0.4975,
-        "vector_rr": 1.5045,
-        "keyword_rr": 1.2882,
-        "fused": 0.2109,
+        "error_query": -1.2131,
+        "signature": 2.1945,
+        "type_match": -0.0413,
+        "type_other": -1.2814,
+        "template": 1.513,
+        "quoted": 0.781,
+        "cosine": 0.816,
+        "cosine_margin": 0.8797,
+        "type_cosine": -0.2877,
+        "bm25": 0.8429,
+        "bm25_margin": 0.355,
+        "vector_rr": 1.6353,
+        "keyword_rr": 1.1998,
+        "fused": 0.1766,
     },
-    "bias": -5.2804,
+    "bias": -6.1172,
 }
 
 KEYWORD: dict[str, object] = {
     "weights": {
-        "error_query": -1.3351,
-        "type_match": -0.2042,
-        "type_other": -1.4366,
-        "template": 2.851,
-        "quoted": 1.276,
-        "bm25": 1.2088,
-        "bm25_margin": 1.0523,
-        "keyword_rr": 1.5785,
+        "error_query": -1.2296,
+        "signature": 2.2459,
+        "type_match": -0.3511,
+        "type_other": -1.2962,
+        "template": 1.3867,
+        "quoted": 1.074,
+        "bm25": 1.6483,
+        "bm25_margin": 1.0916,
+        "keyword_rr": 1.4522,
     },
-    "bias": -6.0341,
+    "bias": -7.0105,
 }
 
-THRESHOLD = 0.58
+THRESHOLD = 0.51
 """Suggestion threshold on the relevance (`SKILLBANK_SUGGEST_THRESHOLD`), chosen on the train split."""

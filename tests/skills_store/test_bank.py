@@ -274,7 +274,7 @@ def test_concurrent_outcomes_are_all_counted(bank: SkillBank) -> None:
 
 def test_suggestions_for_failures_take_each_skill_once_and_count_only_those_returned(bank: SkillBank) -> None:
     failures = [TRACEBACK, "KeyError: 'name'", "ModuleNotFoundError: No module named 'collectionz'"]
-    top = bank.suggest_for_failures(failures, k=2)
+    top = bank.suggest_for_failures(failures, k=2, threshold=0.0)
     ids = [h.skill.skill_id for h in top]
     assert len(ids) == len(set(ids)) == 2
     assert set(ids) == {"missing-module", "keyerror"}
@@ -282,6 +282,18 @@ def test_suggestions_for_failures_take_each_skill_once_and_count_only_those_retu
     assert all(h.skill.uses == 1 for h in top)  # the returned copies say so too
     uses = {s.skill_id: s.uses for s in bank.list_skills(limit=10)}
     assert uses == {"missing-module": 1, "keyerror": 1, "circular": 0, "js-undefined": 0}
+
+
+def test_suggestions_carry_only_hits_whose_relevance_reaches_the_threshold(bank: SkillBank) -> None:
+    hits = bank.search("KeyError: 'name'", 4, count_use=False)
+    assert all(h.relevance is not None and 0.0 <= h.relevance <= 1.0 for h in hits)
+    best = max(hits, key=lambda h: h.relevance or 0.0)
+    kept = bank.suggest_for_failures(["KeyError: 'name'"], k=3, threshold=best.relevance)
+    assert [h.skill.skill_id for h in kept] == [best.skill.skill_id]
+    assert bank.suggest_for_failures(["KeyError: 'name'"], k=3, threshold=1.0) == []
+    uses = {s.skill_id: s.uses for s in bank.list_skills(limit=10)}
+    assert uses[best.skill.skill_id] == 1
+    assert sum(uses.values()) == 1
 
 
 def test_no_failures_suggest_nothing_and_count_nothing(bank: SkillBank) -> None:
