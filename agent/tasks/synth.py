@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.tasks.errors import SynthError
+from agent.tasks.files import copy_repo
 from agent.tasks.model import MutationInfo, Task, write_task
 from agent.tasks.mutate import Mutant, RealityCheck, all_mutants
 from agent.tasks.statements import model_statement, offline_statement
@@ -137,9 +139,11 @@ def synthesize(
     out.mkdir(parents=True, exist_ok=True)
     report = SynthReport(project=project, bank_classes=bank_error_classes(skills or []))
     python = str(find_interpreter(repo, config.test_python).path)
-    baseline = report.baseline = measure_baseline(repo, timeout_s=900, test_python=config.test_python)
-    timeout_s = config.timeout_s or int(baseline.duration_s * 4) + 20
-    coverage = traced_lines(repo, python, timeout_s=max(900, timeout_s * 4))
+    with tempfile.TemporaryDirectory(prefix="sb-baseline-") as tmp:  # the project itself is never written to
+        work = copy_repo(repo, Path(tmp) / "repo")
+        baseline = report.baseline = measure_baseline(work, timeout_s=900, test_python=config.test_python)
+        timeout_s = config.timeout_s or int(baseline.duration_s * 4) + 20
+        coverage = traced_lines(work, python, timeout_s=max(900, timeout_s * 4))
     candidates = weighted_order(all_mutants(repo, coverage), operator_weights(report.bank_classes), config.seed)
     if config.max_candidates is not None:
         candidates = candidates[: config.max_candidates]

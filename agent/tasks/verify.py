@@ -58,13 +58,13 @@ def measure_baseline(repo: Path, *, timeout_s: int, test_python: str | None) -> 
     result = run_suite(repo, timeout_s=timeout_s, test_python=test_python)
     if result.status not in ("passed", "failed") or result.collection_errors:
         raise SynthError(
-            f"the original test suite of {repo} does not run cleanly (status {result.status}, "
+            f"the original test suite does not run cleanly (status {result.status}, "
             f"{result.collection_errors} collection errors):\n{result.output_tail[-1500:]}"
         )
     seen = outcomes(result)
     passing = sorted(t for t, o in seen.items() if o in PASSING)
     if not passing:
-        raise SynthError(f"no test of {repo} passes on the original code, so no mutant can be verified")
+        raise SynthError("no test of the project passes on the original code, so no mutant can be verified")
     failing = sorted(t for t, o in seen.items() if o not in PASSING and o != "skipped")
     return Baseline(passing, failing, result.duration_s)
 

@@ -65,3 +65,9 @@ def test_a_project_whose_tests_do_not_pass_anywhere_is_refused(tmp_path: Path) -
 def test_writing_tasks_inside_the_project_is_refused(calc_repo: Path) -> None:
     with pytest.raises(SynthError, match="inside the project"):
         synthesize(calc_repo, calc_repo / "tasks", SynthConfig(n=1, test_python=PYTHON), project="p", source="p")
+
+
+def test_synthesis_never_writes_into_the_project(synthesized) -> None:
+    repo, _, _ = synthesized
+    written = [p for p in repo.rglob("*") if p.name in ("__pycache__", ".pytest_cache") or p.suffix == ".pyc"]
+    assert written == []
