@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from bench.common import machine, write_report
-from bench.search import build_store, queries, skill_text
+from bench.search import CACHE, build_store, queries, skill_text
 from skills_store.bank import SkillBank
 from skills_store.embedders import make_embedder
 from skills_store.embedders.minilm import MiniLMEmbedder
@@ -32,6 +32,10 @@ def load() -> str:
     return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
+def _base_text(i: int) -> str:
+    return " ".join(skill_text(random.Random(7 + i), i))
+
+
 def p50(values: list[float]) -> float:
     return statistics.median(values)
 
@@ -43,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     load_before = load()
     local_model = MiniLMEmbedder()
-    base = local_model.embed([" ".join(skill_text(random.Random(7 + i), i)) for i in range(2000)])
+    built = (CACHE / f"store-{args.size}" / "built").is_file()  # bench.search's store, reused when it exists
+    base = np.zeros((0, 384), np.float32) if built else local_model.embed([_base_text(i) for i in range(2000)])
     home = build_store(args.size, base)
     texts = queries(args.queries, seed=args.size + 11)
     short = [f"KeyError: 'field_{i}'" for i in range(args.queries)]

@@ -133,7 +133,39 @@ async def run(cases: list[Case], base: Path, repeats: int) -> None:
                     case.identical[label] = case.identical[label] and ok
 
 
-def render(cases: list[Case], repeats: int, load_before: str) -> tuple[str, float]:
+def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
+    """Seconds for all diffs, in this process: the engine with and without its syntax check, and the capture of
+    the call (the redaction window, the step committed to a trajectory store)."""
+    from mcp_server.capture import CAPTURE_TEXT_CHARS, REDACT_WINDOW_CHARS
+    from sandbox.patch import apply_patch
+    from skills_store.models import Step
+    from skills_store.redact import Redactor
+    from skills_store.trajectories.store import SQLiteTrajectoryStore
+    from skills_store.truncate import truncate_value
+
+    work, red = base / "ws-breakdown", Redactor()
+    out = {"engine, no syntax check": 0.0, "engine with the syntax check": 0.0, "capture: redact + commit": 0.0}
+    with SQLiteTrajectoryStore(base / "breakdown.db") as store:
+        tid = store.create().trajectory_id
+        for case in cases:
+            runs: dict[str, list[float]] = {label: [] for label in out}
+            for _ in range(repeats):
+                for name, check in (("engine, no syntax check", False), ("engine with the syntax check", True)):
+                    refill(work, case.old)
+                    start = time.perf_counter()
+                    apply_patch(work, case.patch, check_syntax=check)
+                    runs[name].append(time.perf_counter() - start)
+                start = time.perf_counter()
+                args = red.redact(truncate_value({"patch": case.patch}, REDACT_WINDOW_CHARS))
+                step = Step(kind="tool_call", tool="apply_patch", args=truncate_value(args, CAPTURE_TEXT_CHARS))
+                store.append(tid, [step])
+                runs["capture: redact + commit"].append(time.perf_counter() - start)
+            for name, times in runs.items():
+                out[name] += statistics.median(times)
+    return out
+
+
+def render(cases: list[Case], repeats: int, load_before: str, parts: dict[str, float]) -> tuple[str, float]:
     total = {label: sum(statistics.median(c.times[label]) for c in cases) for label in ("git apply", "skillbank")}
     ratio = total["skillbank"] / total["git apply"]
     lines = [
@@ -163,6 +195,12 @@ def render(cases: list[Case], repeats: int, load_before: str) -> tuple[str, floa
         "",
         f"Target: <= {TARGET:.0f}x in total: {ratio:.2f}x, {'pass' if ratio <= TARGET else 'FAIL'}.",
         "",
+        "Where skillbank's time goes (all 8 diffs, medians, in-process, same run):",
+        "",
+        "| part | ms | share of git apply via MCP |",
+        "| --- | --- | --- |",
+        *[f"| {label} | {sec * 1000:.1f} | {sec / total['git apply']:.2f}x |" for label, sec in parts.items()],
+        "",
     ]
     return "\n".join(lines), ratio
 
@@ -177,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         (base / "trees").mkdir()
         cases = prepare(base / "trees")
         anyio.run(run, cases, base, args.repeats)
-    report, ratio = render(cases, args.repeats, load_before)
+        parts = breakdown(cases, base, args.repeats)
+    report, ratio = render(cases, args.repeats, load_before, parts)
     print(report)
     write_report(report, "patch_mcp")
     failed = ratio > TARGET or not all(all(c.identical.values()) for c in cases)

@@ -92,7 +92,7 @@ class LazySkillBank:
         if self._bank is not None:
             bank, self._bank = self._bank, None
             await anyio.to_thread.run_sync(bank.close)
-            close_embedder = getattr(bank.embedder, "close", None)
+            close_embedder = getattr(getattr(bank, "embedder", None), "close", None)
             if close_embedder is not None:  # an embedder worker process
                 await anyio.to_thread.run_sync(close_embedder)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import anyio
@@ -82,3 +83,26 @@ async def test_a_load_in_flight_is_abandoned_when_its_caller_is_cancelled() -> N
         assert any(t.name == "skillbank-open-bank" and t.daemon for t in threading.enumerate())
     finally:
         release.set()
+
+
+async def test_closing_the_bank_also_stops_its_embedder_worker() -> None:
+    from skills_store.embedders.worker import WorkerEmbedder
+
+    worker = WorkerEmbedder("hash")
+    closed: list[str] = []
+
+    class Bank:
+        embedder = worker
+
+        def close(self) -> None:
+            closed.append("bank")
+
+    bank = LazySkillBank(Bank)  # type: ignore[arg-type]
+    bank.trigger()
+    await bank.run(grace_s=None)
+    pid = worker.pid
+    assert pid is not None
+    await bank.aclose()
+    assert closed == ["bank"]
+    assert worker.pid is None
+    assert not os.path.exists(f"/proc/{pid}")
