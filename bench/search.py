@@ -190,6 +190,8 @@ def render(rows: list, filtered: tuple | None, n: int) -> str:
         machine(),
         f"{n} distinct queries per row (real tracebacks), through an in-process `mcp.Client`; the floor is one",
         "MiniLM encode plus one raw Chroma `query(k=5)` on the same store. Vectors: see `bench/search.py`.",
+        "Through a real `skillbank serve` over stdio, short queries and tracebacks: [search_stdio.md](search_stdio.md)",
+        "(`python -m bench.search_stdio`).",
         "",
         "| case | p50 ms | p95 ms | floor p50 ms | floor p95 ms | p50 ratio | target | result |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
