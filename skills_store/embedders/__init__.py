@@ -7,9 +7,13 @@ server uses that, so torch never loads into the process that answers MCP request
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from skills_store.embedders.cache import CachedEmbedder
 from skills_store.embedders.specs import build_inner
-from skills_store.protocols import Embedder
+
+if TYPE_CHECKING:  # the protocol module imports the pydantic models, which the worker process never needs
+    from skills_store.protocols import Embedder
 
 __all__ = ["CachedEmbedder", "build_inner", "make_embedder"]
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from skills_store.protocols import Embedder
+if TYPE_CHECKING:  # the protocol module imports the pydantic models, which the worker process never needs
+    from skills_store.protocols import Embedder
 
 
 class CachedEmbedder:

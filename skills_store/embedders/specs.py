@@ -5,8 +5,12 @@ Shared by `make_embedder` and the worker process, which builds the same embedder
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from skills_store.errors import ConfigError
-from skills_store.protocols import Embedder
+
+if TYPE_CHECKING:  # the protocol module imports the pydantic models, which the worker process never needs
+    from skills_store.protocols import Embedder
 
 
 def build_inner(spec: str) -> Embedder:
