@@ -110,18 +110,22 @@ def labelled_corpus() -> list[Skill]:
     return [*eval_corpus(), *lessons]
 
 
-def collect(embedder: Embedder, queries: Sequence[EvalQuery], work: Path) -> list[Case]:
-    """Every query against both half-banks, in hybrid and keyword mode."""
+def collect(
+    embedder: Embedder, queries: Sequence[EvalQuery], work: Path, modes: Sequence[SearchMode] = ("hybrid", "keyword")
+) -> list[Case]:
+    """Every query against both half-banks and the whole corpus, in hybrid and keyword mode."""
     corpus = labelled_corpus()
     starters = [s for s in corpus if not s.skill_id.startswith("distractor-")]
     others = [s for s in corpus if s.skill_id.startswith("distractor-")]
     cases: list[Case] = []
-    for half in (0, 1):
-        held = [s for s in starters if int(hashlib.sha1(s.skill_id.encode()).hexdigest(), 16) % 2 == half]
+    for half in (0, 1, None):
+        held = [
+            s for s in starters if half is None or int(hashlib.sha1(s.skill_id.encode()).hexdigest(), 16) % 2 == half
+        ]
         ids = {s.skill_id for s in held}
-        with SkillBank.open(work / f"half{half}", embedder) as bank:
+        with SkillBank.open(work / f"bank{half}", embedder) as bank:
             bank.upsert([*held, *others])
-            for mode in ("hybrid", "keyword"):
+            for mode in modes:
                 for q in queries:
                     relevant = relevant_to(q)
                     found = bank.search(q.query, DEPTH, mode=mode, count_use=False)  # type: ignore[arg-type]

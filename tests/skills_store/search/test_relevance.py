@@ -1,0 +1,62 @@
+"""Calibrated relevance: the signature features, the model, and the hook's keyword-only cut on the starter pack."""
+
+from __future__ import annotations
+
+import math
+
+from skills_store.bank import SkillBank
+from skills_store.search.keyword import quick_search
+from skills_store.search.query import analyze
+from skills_store.search.relevance import RelevanceModel, Signature, default_threshold, signature_features
+from skills_store.starter import load_starter_pack
+
+KEY_SKILL = {"title": "Missing key", "pattern": "KeyError: '<name>'", "strategy": "Use .get."}
+CALL_SKILL = {
+    "title": "Calling something that is not a function",
+    "pattern": "TypeError: '<str|list|dict|int|module>' object is not callable",
+    "strategy": "Rename the variable that shadows the builtin.",
+}
+INDEX_TRACEBACK = (
+    'Traceback (most recent call last):\n  File "/srv/app/logs.py", line 8, in <module>\n    newest = logs[-1]\n'
+    "IndexError: list index out of range"
+)
+
+
+def features(query: str, skill_factory, fields: dict[str, str]) -> dict[str, float]:
+    return signature_features(Signature.of(analyze(query)), skill_factory("sk", **fields))
+
+
+def test_a_failure_that_fits_the_patterns_template_matches_its_signature(skill_factory) -> None:
+    f = features("KeyError: 'qty'", skill_factory, KEY_SKILL)
+    assert (f["signature"], f["type_match"], f["type_other"], f["template"]) == (1.0, 1.0, 0.0, 1.0)
+
+
+def test_a_pattern_of_another_exception_type_is_a_mismatch(skill_factory) -> None:
+    f = features("KeyError: 'qty'", skill_factory, CALL_SKILL)
+    assert (f["signature"], f["type_match"], f["type_other"]) == (0.0, 0.0, 1.0)
+
+
+def test_a_query_in_words_has_no_signature_to_agree_with(skill_factory) -> None:
+    f = features("my dict lookup fails for some rows", skill_factory, KEY_SKILL)
+    assert set(f.values()) == {0.0}
+
+
+def test_the_model_is_a_probability_that_grows_with_a_positive_weight() -> None:
+    model = RelevanceModel({"signature": 2.0, "cosine": 1.0}, -3.0)
+    low, high = model.predict({"cosine": 0.1}), model.predict({"signature": 1.0, "cosine": 0.9})
+    assert 0.0 < low < high < 1.0
+    assert model.predict({"signature": 1.0}) == 1 / (1 + math.exp(1.0))
+    assert RelevanceModel({"x": 1.0}, -100.0).predict({}) == 0.0
+
+
+def test_the_hook_suggests_the_index_lesson_and_nothing_for_the_demos_key_errors(hash_bank: SkillBank) -> None:
+    hash_bank.upsert(load_starter_pack())
+    hash_bank.flush()
+    home, cut = hash_bank.catalog.path.parent, default_threshold()
+    assert [s.skill_id for s in quick_search(home, INDEX_TRACEBACK, 3, threshold=cut)][:1] == [
+        "starter-indexerror-list-out-of-range"
+    ]
+    for failure in ("KeyError: 'price'", "KeyError: 'qty'"):
+        titles = [s.title for s in quick_search(home, failure, 3, threshold=cut)]
+        assert not any("not a function" in t or "floating-point" in t for t in titles), titles
+    assert quick_search(home, "a question about gardening", 3, threshold=cut) == []
