@@ -336,19 +336,42 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"`python -m bench.relevance{' --fit' if args.fit else ''}` ({datetime.now(UTC):%Y-%m-%d}, "
             f"{machine_line()}, {elapsed:.0f} s, embedder `{args.embedder}`).",
             "",
-            f"{len(queries)} queries ({len(held)} held out by lesson), each against a bank that holds its lesson "
-            "and one that does not (half of the starter pack each, plus every near-miss distractor); "
+            f"{len(queries)} queries ({len(held)} held out by lesson), each against three banks: two halves of the "
+            "starter pack and the distilled lessons of `bench/data/relevance/lessons.jsonl` (a query's lesson is in "
+            "one of them), and the whole corpus, each with every near-miss distractor. "
             f"{DEPTH} hits a search, at most {SUGGEST} suggestions. 'absent': cases whose lesson is not in the "
-            "bank; 'present': cases whose lesson is. Held-out split only:",
+            "bank (queries whose lesson is in no bank included); 'present': cases whose lesson is. A suggestion is "
+            "right when it is the query's lesson. Held-out split only:",
             "",
             report(cases, hybrid, keyword, threshold),
             "",
             "The demo's second session: its `KeyError` failures against the starter pack and the lesson its first "
-            "session learned:",
+            "session learned (the generic `KeyError` lessons stay under the threshold for `'qty'`: search_skills "
+            "still ranks them, with their relevance):",
             "",
             "| failure | hit | fused score | relevance | |",
             "| --- | --- | --- | --- | --- |",
             *demo,
+            "",
+            "## Method",
+            "",
+            "- Features of a hit (`skills_store/search/relevance.py`): the query's error line fits the pattern's "
+            "message template (placeholders as wildcards), its exception type is named by the pattern (or another "
+            "type is), the share of the pattern's literal words in the error lines, the query's quoted names found "
+            "in the skill, cosine similarity and its margin over the query's other hits, BM25 and its margin, the "
+            "reciprocal rank on each side, the fused score. The keyword-only model (the Claude Code hook) has the "
+            "signature and keyword features only.",
+            "- Logistic regression (Newton's method, L2 1.0) on the train split's hits; the coefficients are written "
+            "to `skills_store/search/relevance_coefs.py` by `--fit`.",
+            f"- The threshold is the lowest that keeps at most {MAX_ABSENT_RATE:.0%} of the train split's "
+            "absent-lesson cases with any suggestion (2 points under the 10% target); the held-out figures above "
+            "never took part in fitting or choosing.",
+            "- The raw fused score is no probability: nearly every hit scores 0.8-1.0 whether it applies or not, so "
+            "no cut on it separates absent from present (the lowest cut that meets the absent target suggests "
+            "nothing at all).",
+            "- Labels are strict: a hit is relevant only when it is the query's lesson (the demo's failures also "
+            "count the generic `KeyError` skill). A near-duplicate starter skill that would also help counts as "
+            "irrelevant, so the absent rate is an upper bound.",
             "",
         ]
     )
