@@ -14,8 +14,8 @@ from pathlib import Path
 
 REPORTS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
 BENCHMARKS = [
-    "retrieval", "search", "search_stdio", "embedder_worker", "startup", "patch", "patch_mcp", "run_tests", "redact",
-    "ingest", "hooks", "distill",
+    "retrieval", "relevance", "search", "search_stdio", "embedder_worker", "startup", "patch", "patch_mcp",
+    "run_tests", "redact", "ingest", "hooks", "distill",
 ]  # fmt: skip
 
 
