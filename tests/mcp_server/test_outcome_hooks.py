@@ -90,6 +90,19 @@ def test_the_background_pass_distils_the_closed_trajectory(seeded: Settings) -> 
     store.close()
 
 
+def test_under_review_the_background_pass_stores_candidates(seeded: Settings) -> None:
+    store = SQLiteTrajectoryStore(seeded.home / "trajectories.db")
+    lazy = opened(seeded)
+    tid = close_one(store, "success", [], FIX_STEPS)
+    settings = seeded.model_copy(update={"distill_on_close": True, "review": True})
+    _, distill_closed = on_close_callbacks(lazy, store, settings)
+    distill_closed(store.get(tid))
+    bank = lazy.get_nowait()
+    assert [s.status for s in bank.list_skills() if tid in s.sources] == ["candidate"]
+    anyio.run(lazy.aclose)
+    store.close()
+
+
 def test_the_background_pass_leaves_the_work_to_a_pass_already_running(seeded: Settings) -> None:
     store = SQLiteTrajectoryStore(seeded.home / "trajectories.db")
     lazy = opened(seeded)
