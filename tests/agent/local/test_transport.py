@@ -70,15 +70,17 @@ def test_text_tool_calls_become_tool_calls_and_plain_text_is_left_alone() -> Non
     assert fix_response(json.loads(json.dumps(plain))) == plain
 
 
-def test_structured_output_works_through_the_quirky_server() -> None:
+@pytest.mark.anyio
+async def test_structured_output_works_through_the_quirky_server() -> None:
+    # Awaited on the test's own loop, the client closed after: `run_sync` would leave a loop open for the GC.
     seen: list[dict] = []
     server = StartedServer()
-    client = httpx2.AsyncClient(transport=LlamaTransport(server, inner=quirky_server(seen)))
-    model = OpenAIChatModel("qwen", provider=OpenAIProvider(base_url="http://llama.local/v1", api_key="x",
-                                                              http_client=client))  # fmt: skip
-    agent: Agent[None, Lesson] = Agent(model, output_type=Lesson)
-    with models.override_allow_model_requests(True):
-        result = agent.run_sync("distill this", model_settings={"max_tokens": 64})
+    async with httpx2.AsyncClient(transport=LlamaTransport(server, inner=quirky_server(seen))) as client:
+        model = OpenAIChatModel("qwen", provider=OpenAIProvider(base_url="http://llama.local/v1", api_key="x",
+                                                                  http_client=client))  # fmt: skip
+        agent: Agent[None, Lesson] = Agent(model, output_type=Lesson)
+        with models.override_allow_model_requests(True):
+            result = await agent.run("distill this", model_settings={"max_tokens": 64})
     assert result.output == Lesson(title="Guard", confidence=0.7)
     assert seen[0]["max_tokens"] == 64
     assert server.starts >= 1
