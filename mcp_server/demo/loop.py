@@ -1,168 +1,225 @@
-"""`skillbank demo`: the whole loop, offline, on the bundled sample repository.
+"""The steps of `skillbank demo`: the evolve loop end to end, offline, on the bundled sample repository.
 
-A scripted agent (no LLM: its patches are written in advance) works two sessions against the real server,
-spawned over stdio exactly as Claude Code would spawn it:
+Nothing here reimplements the loop; each step drives the engine the real commands use, so the demo fails when
+they do:
 
-1. It runs the tests of the catalog loader, which fail; the failures come back with suggested skills from the
-   starter pack; it fixes the bug with a unified diff, the tests pass, and it closes the session as a success.
-2. The heuristic distiller turns that trajectory into a skill.
-3. A second session hits a similar failure in another module: `run_tests` now suggests the lesson the first
-   session earned. The agent fixes it with a Codex-style patch and succeeds, and the learned skill's
-   confidence rises because it was shown to a successful session.
+1. `agent.tasks.synth.synthesize` (`skillbank tasks synth`) mutates the sample repo into verified task folders.
+2-4. `agent.eval.harness.run_eval` (`skillbank eval --mode agentic`) with `scripted:gold`: the bundled agent
+   (`agent.run.solve`) solves the training tasks through a real skillbank server spawned over stdio, whose data
+   dir records the trajectories; the heuristic distiller turns them into skills; the held-out tasks are solved
+   with and without skills and the report is written as JSON and HTML.
+
+The scripted model applies each task's gold patch, so the numbers check the machinery, never learning.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
+import json
 import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp import Client, StdioServerParameters
 from rich.console import Console
 
-from mcp_server.settings import Settings
-
 SAMPLE = Path(__file__).with_name("sample_repo")
-
-FIX_CATALOG = """\
---- a/inventory/catalog.py
-+++ b/inventory/catalog.py
-@@ -8,6 +8,7 @@ def load_catalog(text):
-     \"\"\"Map each SKU to its price, from CSV text with a header row.\"\"\"
-     catalog = {}
-     for row in csv.DictReader(io.StringIO(text)):
-+        row = {key.strip().lower(): value for key, value in row.items()}
-         catalog[row["sku"]] = float(row["price"])
-     return catalog
-"""
-
-FIX_ORDERS = """\
-*** Begin Patch
-*** Update File: inventory/orders.py
-@@ def order_total(text, catalog):
-     for row in csv.DictReader(io.StringIO(text)):
-+        row = {key.strip().lower(): value for key, value in row.items()}
-         total += int(row["qty"]) * catalog[row["sku"]]
-*** End Patch
-"""
+MODEL = "scripted:gold"
+HARNESS_LABEL = "harness check with a scripted model, not a learning result"
 
 
-def prepare_workspace(target: Path) -> Path:
-    shutil.copytree(SAMPLE, target)
-    if shutil.which("git"):
-        git = ["git", "-c", "user.name=demo", "-c", "user.email=demo@example.invalid"]
-        for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "sample repo"]):
-            subprocess.run([*git, *args], cwd=target, check=True, capture_output=True)
-    return target
+class DemoError(Exception):
+    """A step of the demo did not produce what the next one needs."""
 
 
-def server_params(home: Path, workspace: Path) -> StdioServerParameters:
-    env = {**os.environ, "SKILLBANK_HOME": str(home), "SKILLBANK_TEST_PYTHON": sys.executable}
-    return StdioServerParameters(
-        command=sys.executable, args=["-m", "mcp_server", "serve", "--workspace", str(workspace)], env=env
+@dataclass
+class DemoResult:
+    out: Path
+    home: Path
+    tasks: list[Path] = field(default_factory=list)
+    trajectories: int = 0
+    skills: list[Any] = field(default_factory=list)
+    results: Path | None = None
+    html: Path | None = None
+    summary: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class Steps:
+    """Step headers with the time each step took."""
+
+    def __init__(self, console: Console) -> None:
+        self.out = console
+        self.started = time.monotonic()
+        self.current: tuple[str, float] | None = None
+        self.timings: dict[str, float] = {}
+
+    def begin(self, title: str) -> None:
+        self.end()
+        self.out.print(f"\n[bold]{title}[/]")
+        self.current = (title, time.monotonic())
+
+    def end(self) -> None:
+        if self.current is not None:
+            title, began = self.current
+            self.timings[title] = took = time.monotonic() - began
+            self.out.print(f"  [dim]({took:.1f} s)[/]")
+            self.current = None
+
+    def line(self, text: str) -> None:
+        self.out.print(f"  {text}", markup=False, highlight=False)
+
+    @property
+    def total(self) -> float:
+        return time.monotonic() - self.started
+
+
+def synthesize_tasks(steps: Steps, tasks_dir: Path, *, n: int, seed: int, test_python: str) -> list[Path]:
+    from agent.tasks.synth import SynthConfig, synthesize
+
+    report = synthesize(SAMPLE, tasks_dir, SynthConfig(n=n, seed=seed, workers=2, test_python=test_python),
+                        project="inventory", source="skillbank demo: bundled sample repo")  # fmt: skip
+    for line in report.summary().splitlines():
+        steps.line(line)
+    for path in report.tasks:
+        task = json.loads((path / "task.json").read_text(encoding="utf-8"))
+        steps.line(f"  {path.name}: {len(task['fail_to_pass'])} failing, {len(task['pass_to_pass'])} passing tests")
+    if len(report.tasks) < 2:
+        raise DemoError(f"only {len(report.tasks)} task(s) synthesized; the loop needs a training and a held-out one")
+    return report.tasks
+
+
+class Progress:
+    """The harness's progress callback: one line per finished attempt, and when training (hence distillation)
+    ended, so the training, distillation and held-out steps get their own times."""
+
+    def __init__(self, steps: Steps, on_trained: Callable[[], None], on_heldout: Callable[[], None]) -> None:
+        self.steps = steps
+        self.on_trained = on_trained
+        self.on_heldout = on_heldout
+        self.label = ""
+        self.shown = -1
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        if label != self.label:
+            if "held-out" in label:
+                self.on_heldout()
+            self.label, self.shown = label, -1
+        if done != self.shown and done > 0:
+            self.steps.line(f"{label}: {done}/{total} attempts")
+            if done == total and "training" in label:
+                self.on_trained()  # the harness distills next
+        self.shown = done
+
+
+def read_trajectories(home: Path) -> list[Any]:
+    from skills_store.trajectories.store import SQLiteTrajectoryStore
+
+    with SQLiteTrajectoryStore(home / "trajectories.db") as store:
+        return store.list(limit=1000)
+
+
+def read_skills(home: Path) -> list[Any]:
+    from skills_store.catalog import Catalog
+
+    path = home / "catalog.db"
+    if not path.is_file():
+        return []
+    with Catalog(path, readonly=True) as catalog:
+        return catalog.get(catalog.iter_ids())
+
+
+def show_trajectories(steps: Steps, trajectories: list[Any]) -> None:
+    steps.line(f"{len(trajectories)} trajectories recorded by the server:")
+    for traj in sorted(trajectories, key=lambda t: t.created_at):
+        task = (traj.task or "").splitlines()[0][:70]
+        steps.line(f"  {traj.trajectory_id} {traj.status}/{traj.outcome} from {traj.source}: {task}")
+
+
+def show_skills(steps: Steps, skills: list[Any]) -> None:
+    steps.line(f"lessons learned: {len(skills)} skill(s) from the training trajectories")
+    for skill in skills:
+        steps.line(f"  [{skill.skill_id}] {skill.title}")
+        steps.line(f"      when you see: {_oneline(skill.pattern, 160)}")
+        steps.line(f"      do: {_oneline(skill.strategy, 240)}")
+        steps.line(f"      confidence {skill.confidence:.2f}, from {', '.join(skill.sources[:3])}")
+
+
+def _oneline(text: str, limit: int) -> str:
+    flat = " / ".join(line.strip() for line in text.splitlines() if line.strip())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def summary_paragraph(summary: dict[str, Any], attempts_path: Path) -> str:
+    rnd = summary["rounds"][0]
+    with_, without = rnd["heldout"]["skills"], rnd["heldout"]["no_skills"]
+    shown = 0
+    for line in attempts_path.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        if record["phase"] == "heldout" and record["condition"] == "skills" and record.get("skills_shown"):
+            shown += 1
+    return (
+        f"This is a {HARNESS_LABEL}: {MODEL} applies each task's gold patch, so it says nothing about whether "
+        f"skills help. It checks that the loop closes: {rnd['train']['resolved']}/{rnd['train']['attempts']} training "
+        f"tasks resolved through the MCP server, {rnd['skills_in_bank']} skill(s) in the bank after distillation, "
+        f"{shown}/{with_['attempts']} held-out attempts with skills were shown learned skills, and the held-out pass "
+        f"rate was {with_['resolved']}/{with_['valid']} with skills and {without['resolved']}/{without['valid']} "
+        f"without (paired difference {rnd['paired']['difference']:+.2f}). Run `skillbank eval --model MODEL` with a "
+        "real model for a learning result."
     )
 
 
-async def call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(tool, args)
-    if result.is_error:
-        text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
-        raise RuntimeError(f"{tool} was refused: {text}")
-    return result.structured_content or {}
+def run_eval_steps(
+    steps: Steps, tasks_dir: Path, eval_dir: Path, *, seed: int, embedder: str, test_python: str, env: dict[str, str]
+) -> dict[str, Any]:
+    """Steps 2-4 through the eval harness; returns its summary."""
+    from agent.eval.harness import EvalConfig, run_eval
+
+    home = eval_dir / "home"
+    config = EvalConfig(tasks=tasks_dir, out=eval_dir, model=MODEL, mode="agentic", seed=seed, embedder=embedder,
+                        test_python=test_python, timeout_s=120, max_requests=10)  # fmt: skip
+    steps.begin("Step 2/5: a scripted agent solves the training tasks through the real MCP server (stdio)")
+    steps.line(f"bundled agent (agent.run.solve) with {MODEL}; server: skillbank serve, SKILLBANK_HOME={home}")
+
+    def trained() -> None:
+        show_trajectories(steps, read_trajectories(home))
+        steps.begin("Step 3/5: distillation: trajectories -> skills (heuristic distiller)")
+
+    def heldout_begins() -> None:
+        # Distillation is over: show what it learned before the held-out attempts start.
+        show_skills(steps, read_skills(home))
+        steps.begin("Step 4/5: held-out tasks with vs without skills (eval report)")
+
+    return run_eval(config, env, Progress(steps, trained, heldout_begins))
 
 
-class Narrator:
-    def __init__(self, console: Console) -> None:
-        self.out = console
+def run_loop(steps: Steps, out: Path, home: Path | None, *, n: int, seed: int, embedder: str) -> DemoResult:
+    import os
 
-    def step(self, text: str) -> None:
-        self.out.print(f"  [bold cyan]->[/] {text}")
+    test_python = os.environ.get("SKILLBANK_TEST_PYTHON") or sys.executable
+    eval_dir = out / "eval"
+    eval_dir.mkdir(parents=True, exist_ok=True)
+    data = eval_dir / "home"
+    if home is not None:  # the eval keeps its data dir at <out>/home: point it at the one asked for
+        home.mkdir(parents=True, exist_ok=True)
+        data.symlink_to(home.resolve(), target_is_directory=True)
+    result = DemoResult(out=out, home=home or data)
 
-    def tests(self, run: dict[str, Any]) -> None:
-        colour = "green" if run["status"] == "passed" else "red"
-        self.step(
-            f"run_tests: [{colour}]{run['status'].upper()}[/] {run['passed']} passed, {run['failed']} failed, "
-            f"{run['errors']} errors (reward {run['reward']['value']:.2f}, {run['backend']})"
-        )
-        for case in run["tests"]:
-            if case["outcome"] in ("failed", "error"):
-                message = (case["message"] or "").splitlines()[0][:100]
-                self.out.print(f"       {case['id']}: {message}", markup=False)
-        self.skills("suggested_skills", run.get("suggested_skills") or [])
-
-    def skills(self, label: str, skills: list[dict[str, Any]]) -> None:
-        if not skills:
-            return
-        self.out.print(f"     {label}:")
-        for s in skills:
-            origin = ", ".join(s["sources"][:2])
-            self.out.print(
-                f"       [{s['skill_id']}] {s['title']} (relevance {s.get('relevance', 0):.2f}, confidence "
-                f"{s['confidence']:.2f}, from {origin})",
-                markup=False,
-            )
-
-
-async def session(
-    narrator: Narrator, home: Path, workspace: Path, *, task: str, tests: list[str], patch: str
-) -> tuple[str, dict[str, Any], list[dict[str, Any]]]:
-    """One agent session; returns its trajectory id, the failing run (with its suggested skills) and the skills
-    search_skills returned for the failure."""
-    async with Client(server_params(home, workspace)) as client:
-        failing = await call(client, "run_tests", {"tests": tests, "timeout_s": 120})
-        narrator.tests(failing)
-        first_failure = next(t for t in failing["tests"] if t["outcome"] in ("failed", "error"))
-        found = await call(client, "search_skills", {"query": first_failure["message"] or task, "k": 3})
-        narrator.step(f"search_skills (the failure message): {len(found['skills'])} skills in {found['took_ms']} ms")
-        narrator.skills("best matches", found["skills"])
-        applied = await call(client, "apply_patch", {"patch": patch})
-        files = ", ".join(f"{f['action']} {f['path']} ({f['hunks']} hunk)" for f in applied["files"])
-        narrator.step(f"apply_patch: applied={applied['applied']}: {files}")
-        passing = await call(client, "run_tests", {"tests": tests, "timeout_s": 120})
-        narrator.tests(passing)
-        outcome = "success" if passing["status"] == "passed" else "failure"
-        closed = await call(
-            client,
-            "record_trajectory",
-            {
-                "task": task,
-                "outcome": outcome,
-                "final": True,
-                "steps": [{"kind": "thought", "content": "CSV headers differ in case from the keys the code uses."}],
-            },
-        )
-        narrator.step(
-            f"record_trajectory(final=true, outcome={outcome}): trajectory {closed['trajectory_id']} "
-            f"{closed['status']} with {closed['total_steps']} steps (the tool calls were captured automatically)"
-        )
-        return closed["trajectory_id"], failing, found["skills"]
-
-
-def distill(settings: Settings, narrator: Narrator) -> list[str]:
-    from mcp_server.services import open_bank
-    from skills_store.distill.heuristic import HeuristicDistiller
-    from skills_store.distill.runner import distill_pending
-    from skills_store.trajectories.store import SQLiteTrajectoryStore
-
-    with SQLiteTrajectoryStore(settings.home / "trajectories.db") as store, open_bank(settings) as bank:
-        report = distill_pending(store, bank, HeuristicDistiller())
-        narrator.step(report.summary())
-        for skill_id in report.added:
-            skill = bank.get(skill_id)
-            narrator.out.print(
-                f"       [{skill.skill_id}] {skill.title}\n         when you see: {skill.pattern}\n"
-                f"         do: {skill.strategy[:300]}\n         confidence {skill.confidence:.2f}, "
-                f"sources {', '.join(skill.sources)}",
-                markup=False,
-            )
-        return report.added
-
-
-def confidence_of(settings: Settings, skill_ids: list[str]) -> dict[str, float]:
-    from skills_store.catalog import Catalog
-
-    with Catalog(settings.home / "catalog.db", readonly=True) as catalog:
-        return {s.skill_id: s.confidence for s in catalog.get(skill_ids)}
+    steps.begin(f"Step 1/5: synthesize verified tasks from the bundled sample repo ({SAMPLE.name})")
+    result.tasks = synthesize_tasks(steps, out / "tasks", n=n, seed=seed, test_python=test_python)
+    env = {k: v for k, v in os.environ.items() if k != "SKILLBANK_HOME"}
+    result.summary = run_eval_steps(steps, out / "tasks", eval_dir, seed=seed, embedder=embedder,
+                                    test_python=test_python, env=env)  # fmt: skip
+    rnd = result.summary["rounds"][0]
+    result.results, result.html = eval_dir / "results.json", eval_dir / "report.html"
+    result.trajectories = len(read_trajectories(data))
+    result.skills = read_skills(data)
+    if rnd["train"]["resolved"] < 1:
+        raise DemoError(f"the agent resolved none of the {rnd['train']['attempts']} training tasks; see {eval_dir}")
+    if not result.skills:
+        raise DemoError(f"distillation learned no skill from the training trajectories; see {data}")
+    steps.line(f"results: {result.results}")
+    steps.line(f"report:  {result.html}")
+    steps.out.print(f"\n  {summary_paragraph(result.summary, eval_dir / 'attempts.jsonl')}", markup=False)
+    return result
