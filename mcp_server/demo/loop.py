@@ -121,13 +121,15 @@ def read_trajectories(home: Path) -> list[Any]:
 
 
 def read_skills(home: Path) -> list[Any]:
+    """The skills distilled from this data dir's trajectories (a `--home` may hold older skills too)."""
     from skills_store.catalog import Catalog
 
     path = home / "catalog.db"
     if not path.is_file():
         return []
+    ours = {t.trajectory_id for t in read_trajectories(home)}
     with Catalog(path, readonly=True) as catalog:
-        return catalog.get(catalog.iter_ids())
+        return [s for s in catalog.get(catalog.iter_ids()) if ours & set(s.sources)]
 
 
 def show_trajectories(steps: Steps, trajectories: list[Any]) -> None:
