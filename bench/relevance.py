@@ -1,10 +1,7 @@
 """Calibrated relevance: fit the model and measure suggestions on a held-out split. `python -m bench.relevance`.
 
-The labelled set: every query of the retrieval eval set (`bench/retrieval/evalset.jsonl`, real tracebacks and
-descriptions, each with the starter skill that is its lesson) and `bench/data/relevance/queries.jsonl` (the demo's
-`KeyError` failures, and failures whose lesson is in no bank: removed stdlib APIs, services, frameworks). The
-starter pack is split in two halves by id; each half plus every near-miss distractor is one bank, so each query
-meets one bank that holds its lesson and one that does not. A hit is relevant when it is the query's lesson.
+The labelled set (`bench.relevance_set`): real tracebacks and descriptions, the demo's failures and failures of
+distilled lessons, each against banks that hold its lesson and banks that do not.
 
 Queries are split by lesson (40% held out, by a hash of the lesson id): no held-out lesson is seen in fitting.
 `--fit` fits the logistic models (hybrid, and keyword-only for the Claude Code hook) on the train split, picks the
@@ -17,9 +14,6 @@ of the cases whose lesson is absent get a suggestion, the first suggestion is ri
 from __future__ import annotations
 
 import argparse
-import functools
-import hashlib
-import json
 import tempfile
 import time
 from collections.abc import Sequence
@@ -30,111 +24,19 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import machine_line
-from bench.retrieval.evaluate import EvalQuery, eval_corpus, load_evalset
+from bench.relevance_set import DEPTH, ROOT, Case, Hit, collect, labelled_corpus, load_queries
 from skills_store.bank import SkillBank
-from skills_store.models import Skill
 from skills_store.protocols import Embedder
-from skills_store.search.fusion import SearchMode
 from skills_store.search.relevance import HYBRID_FEATURES, KEYWORD_FEATURES, RelevanceModel
 from skills_store.starter import load_starter_pack
 
-ROOT = Path(__file__).resolve().parents[1]
-QUERIES_PATH = ROOT / "bench" / "data" / "relevance" / "queries.jsonl"
-LESSONS_PATH = ROOT / "bench" / "data" / "relevance" / "lessons.jsonl"
 COEFS_PATH = ROOT / "skills_store" / "search" / "relevance_coefs.py"
 REPORT_PATH = ROOT / "docs" / "benchmarks" / "relevance.md"
-DEPTH = 5
-"""Hits per search (search_skills' default k)."""
 SUGGEST = 3
 """Suggestions a test run carries at most (run_tests)."""
-HELD_OUT = 4
-"""Lessons with hash % 10 below this are held out."""
 MAX_ABSENT_RATE = 0.08
 """The threshold is the lowest that keeps train queries whose lesson is absent at or under this rate
 (2 points under the 10% target)."""
-
-
-@dataclass(frozen=True)
-class Hit:
-    skill_id: str
-    label: int
-    score: float
-    features: dict[str, float]
-
-
-@dataclass(frozen=True)
-class Case:
-    """One query against one bank: its hits, best first, and whether its lesson is in that bank."""
-
-    query: EvalQuery
-    mode: SearchMode
-    present: bool
-    hits: tuple[Hit, ...]
-
-    @property
-    def held_out(self) -> bool:
-        return held_out(self.query)
-
-
-def group_of(q: EvalQuery) -> str:
-    return q.expected or q.id
-
-
-def held_out(q: EvalQuery) -> bool:
-    return int(hashlib.sha1(group_of(q).encode()).hexdigest(), 16) % 10 < HELD_OUT
-
-
-def load_queries() -> list[EvalQuery]:
-    return [*load_evalset(), *(q for q, _ in _extra_queries())]
-
-
-@functools.cache
-def _extra_queries() -> list[tuple[EvalQuery, frozenset[str]]]:
-    """The queries of `queries.jsonl` and the skills relevant to each besides its lesson (`also`)."""
-    out = []
-    for line in QUERIES_PATH.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            raw = json.loads(line)
-            also = frozenset(raw.pop("also", []))
-            out.append((EvalQuery(**{**raw, "expected": raw["expected"] or ""}), also))
-    return out
-
-
-def relevant_to(q: EvalQuery) -> frozenset[str]:
-    also = {e.id: a for e, a in _extra_queries()}.get(q.id, frozenset())
-    return frozenset({q.expected, *also} - {""})
-
-
-def labelled_corpus() -> list[Skill]:
-    """The eval corpus (starter pack, distractors) plus the distilled lessons of `lessons.jsonl`."""
-    lessons = [Skill.model_validate_json(line) for line in LESSONS_PATH.read_text(encoding="utf-8").splitlines()]
-    return [*eval_corpus(), *lessons]
-
-
-def collect(
-    embedder: Embedder, queries: Sequence[EvalQuery], work: Path, modes: Sequence[SearchMode] = ("hybrid", "keyword")
-) -> list[Case]:
-    """Every query against both half-banks and the whole corpus, in hybrid and keyword mode."""
-    corpus = labelled_corpus()
-    starters = [s for s in corpus if not s.skill_id.startswith("distractor-")]
-    others = [s for s in corpus if s.skill_id.startswith("distractor-")]
-    cases: list[Case] = []
-    for half in (0, 1, None):
-        held = [
-            s for s in starters if half is None or int(hashlib.sha1(s.skill_id.encode()).hexdigest(), 16) % 2 == half
-        ]
-        ids = {s.skill_id for s in held}
-        with SkillBank.open(work / f"bank{half}", embedder) as bank:
-            bank.upsert([*held, *others])
-            for mode in modes:
-                for q in queries:
-                    relevant = relevant_to(q)
-                    found = bank.search(q.query, DEPTH, mode=mode, count_use=False)  # type: ignore[arg-type]
-                    hits = tuple(
-                        Hit(h.skill.skill_id, int(h.skill.skill_id in relevant), h.score, h.features) for h in found
-                    )
-                    cases.append(Case(q, mode, bool(relevant & ids), hits))  # type: ignore[arg-type]
-    return cases
 
 
 def matrix(hits: Sequence[Hit], names: Sequence[str]) -> np.ndarray:

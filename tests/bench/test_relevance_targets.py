@@ -1,8 +1,9 @@
 """The suggestion targets on the held-out split, with the real MiniLM model and the shipped coefficients.
 
-`python -m bench.relevance` measures the whole labelled set (docs/benchmarks/relevance.md); this holds the targets
-on every other held-out query in hybrid mode: at most 10% of the cases whose lesson is not in the bank get any suggestion,
-and the first suggestion of the cases whose lesson is in the bank is that lesson at least 90% of the time.
+`python -m bench.relevance` measures the whole labelled set (docs/benchmarks/relevance.md); this holds the
+targets on every other held-out query in hybrid mode: at most 10% of the cases whose lesson is not in the bank get
+any suggestion, and the first suggestion of the cases whose lesson is in the bank is that lesson at least 90% of
+the time.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.relevance import collect, demo_check, fit_logistic, held_out, load_queries, outcome
+from bench.relevance import demo_check, fit_logistic, outcome
+from bench.relevance_set import collect, held_out, load_queries
 from skills_store.search.relevance import default_threshold, hybrid_model
 
 

@@ -1,0 +1,114 @@
+"""The labelled set of the relevance benchmark (`bench.relevance`): queries, lessons, banks and labelled hits.
+
+Queries: the retrieval eval set (`bench/retrieval/evalset.jsonl`: real tracebacks and descriptions, each with the
+starter skill that is its lesson) and `bench/data/relevance/queries.jsonl` (the demo's failures, failures whose
+lesson is one of the distilled lessons of `lessons.jsonl`, failures whose lesson is in no bank). Banks: two halves
+of the starter pack and the lessons (a query's lesson is in one of them) and the whole corpus, each with every
+near-miss distractor. A hit is relevant when it is the query's lesson (or one of its `also` skills).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.retrieval.evaluate import EvalQuery, eval_corpus, load_evalset
+from skills_store.bank import SkillBank
+from skills_store.models import Skill
+from skills_store.protocols import Embedder
+from skills_store.search.fusion import SearchMode
+
+ROOT = Path(__file__).resolve().parents[1]
+QUERIES_PATH = ROOT / "bench" / "data" / "relevance" / "queries.jsonl"
+LESSONS_PATH = ROOT / "bench" / "data" / "relevance" / "lessons.jsonl"
+DEPTH = 5
+"""Hits per search (search_skills' default k)."""
+HELD_OUT = 4
+"""Lessons with hash % 10 below this are held out."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    skill_id: str
+    label: int
+    score: float
+    features: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One query against one bank: its hits, best first, and whether its lesson is in that bank."""
+
+    query: EvalQuery
+    mode: SearchMode
+    present: bool
+    hits: tuple[Hit, ...]
+
+    @property
+    def held_out(self) -> bool:
+        return held_out(self.query)
+
+
+def group_of(q: EvalQuery) -> str:
+    return q.expected or q.id
+
+
+def held_out(q: EvalQuery) -> bool:
+    return int(hashlib.sha1(group_of(q).encode()).hexdigest(), 16) % 10 < HELD_OUT
+
+
+def load_queries() -> list[EvalQuery]:
+    return [*load_evalset(), *(q for q, _ in _extra_queries())]
+
+
+@functools.cache
+def _extra_queries() -> list[tuple[EvalQuery, frozenset[str]]]:
+    """The queries of `queries.jsonl` and the skills relevant to each besides its lesson (`also`)."""
+    out = []
+    for line in QUERIES_PATH.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            raw = json.loads(line)
+            also = frozenset(raw.pop("also", []))
+            out.append((EvalQuery(**{**raw, "expected": raw["expected"] or ""}), also))
+    return out
+
+
+def relevant_to(q: EvalQuery) -> frozenset[str]:
+    also = {e.id: a for e, a in _extra_queries()}.get(q.id, frozenset())
+    return frozenset({q.expected, *also} - {""})
+
+
+def labelled_corpus() -> list[Skill]:
+    """The eval corpus (starter pack, distractors) plus the distilled lessons of `lessons.jsonl`."""
+    lessons = [Skill.model_validate_json(line) for line in LESSONS_PATH.read_text(encoding="utf-8").splitlines()]
+    return [*eval_corpus(), *lessons]
+
+
+def collect(
+    embedder: Embedder, queries: Sequence[EvalQuery], work: Path, modes: Sequence[SearchMode] = ("hybrid", "keyword")
+) -> list[Case]:
+    """Every query against both half-banks and the whole corpus, in hybrid and keyword mode."""
+    corpus = labelled_corpus()
+    starters = [s for s in corpus if not s.skill_id.startswith("distractor-")]
+    others = [s for s in corpus if s.skill_id.startswith("distractor-")]
+    cases: list[Case] = []
+    for half in (0, 1, None):
+        held = [
+            s for s in starters if half is None or int(hashlib.sha1(s.skill_id.encode()).hexdigest(), 16) % 2 == half
+        ]
+        ids = {s.skill_id for s in held}
+        with SkillBank.open(work / f"bank{half}", embedder) as bank:
+            bank.upsert([*held, *others])
+            for mode in modes:
+                for q in queries:
+                    relevant = relevant_to(q)
+                    found = bank.search(q.query, DEPTH, mode=mode, count_use=False)  # type: ignore[arg-type]
+                    hits = tuple(
+                        Hit(h.skill.skill_id, int(h.skill.skill_id in relevant), h.score, h.features) for h in found
+                    )
+                    cases.append(Case(q, mode, bool(relevant & ids), hits))  # type: ignore[arg-type]
+    return cases
