@@ -16,6 +16,7 @@ from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from mcp_server.cli.common import bank_exists, clean_errors, fail, load_settings, open_bank_cli, open_catalog
 from mcp_server.cli.skills_upkeep import approve, dedupe, prune, reindex, reject
@@ -63,8 +64,14 @@ def _table(skills: list[Skill], width: int) -> list[str]:
     for s in skills:
         tags = _cut(",".join(s.tags) or "-", 20)
         lines.append(f"{s.skill_id:<{id_width}}  {s.confidence:.2f}  {s.uses:>4}  {s.language or '-':<{lang_width}}  "
-                     f"{tags:<20}  {' '.join(s.title.split())}")  # fmt: skip
+                     f"{tags:<20}  {_marked(s)}")  # fmt: skip
     return [line if len(line) <= width else _cut(line, max(width, id_width + 1)) for line in lines]
+
+
+def _marked(skill: Skill) -> str:
+    """The title on one line, marked when the skill awaits review (search does not return it)."""
+    title = " ".join(skill.title.split())
+    return f"(candidate) {title}" if skill.status == "candidate" else title
 
 
 def _cut(text: str, width: int) -> str:
@@ -242,7 +249,10 @@ def search(
     with clean_errors(), open_bank_cli(settings) as bank:
         hits = bank.search(query, k, mode=mode, count_use=False)
     for i, hit in enumerate(hits, 1):
-        console.print(f"{i}. {hit.score:.3f} [bold]{hit.skill.title}[/bold] ({hit.skill.skill_id})")
+        relevance = f"relevance {hit.relevance:.2f}, " if hit.relevance is not None else ""
+        console.print(
+            f"{i}. {relevance}score {hit.score:.3f} [bold]{escape(hit.skill.title)}[/bold] ({hit.skill.skill_id})"
+        )
         console.print(f"   {hit.skill.pattern}", markup=False)
     if not hits:
         typer.echo("no skills matched")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mcp_server.cli.skills import app
+from mcp_server.cli.skills import _table, app
 from mcp_server.services import open_bank
 from mcp_server.settings import Settings
 from skills_store.models import EditRewrite, Skill
@@ -79,3 +79,17 @@ def test_approve_on_a_fresh_home_creates_nothing(skillbank_home: Path) -> None:
     result = runner.invoke(app, ["approve", "sk-x"])
     assert result.exit_code == 2
     assert list(skillbank_home.iterdir()) == []
+
+
+def test_the_table_marks_candidates(home: Path) -> None:
+    with open_bank(Settings()) as bank:
+        rows = _table(bank.list_skills(), 200)
+    assert any("sk-cand" in row and "(candidate) AttributeError" in row for row in rows)
+    assert not any("sk-live" in row and "(candidate)" in row for row in rows)
+
+
+def test_search_shows_relevance_and_never_a_candidate(home: Path) -> None:
+    found = runner.invoke(app, ["search", "KeyError: 'qty'"])
+    assert found.exit_code == 0, found.output
+    assert "relevance " in found.output
+    assert "sk-cand" not in found.output
