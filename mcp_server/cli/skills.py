@@ -152,9 +152,12 @@ def export(
     ] = None,
     min_confidence: Annotated[float, typer.Option(min=0.0, max=1.0, help="Only skills at least this confident.")] = 0.0,
 ) -> None:
-    """Write every skill as JSONL (re-importable with `skills import`) or as Agent Skills SKILL.md folders."""
+    """Write every skill as JSONL (re-importable with `skills import`, candidates included with their status) or the
+    active ones as Agent Skills SKILL.md folders (agents read those: a candidate awaiting review is never published).
+    """
     skills, _ = _list_skills(load_settings(), Filters(min_confidence=min_confidence), 10**9)
     if format == "skill-md" or target is not None:
+        skills = [s for s in skills if s.status == "active"]
         from skills_store.skill_md import export_skills
 
         out_dir = _export_dir(out, target, Path.home())

@@ -93,3 +93,11 @@ def test_search_shows_relevance_and_never_a_candidate(home: Path) -> None:
     assert found.exit_code == 0, found.output
     assert "relevance " in found.output
     assert "sk-cand" not in found.output
+
+
+def test_agent_skills_export_leaves_candidates_out_and_jsonl_keeps_them(home: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["export", "--format", "skill-md", "--out", str(tmp_path / "md")])
+    assert result.exit_code == 0, result.output
+    assert "wrote 1 SKILL.md folder(s)" in result.output
+    jsonl = runner.invoke(app, ["export", "--out", "-"])
+    assert '"status":"candidate"' in jsonl.output.replace(" ", "")
