@@ -25,7 +25,8 @@ class SkillHit(BaseModel):
     strategy: str
     confidence: float
     score: float
-    """Hybrid relevance in [0, 1]: 1 means ranked first by both the vector and the keyword side."""
+    """The ranking score in [0, 1]: 1 means ranked first by both the vector and the keyword side. Not a
+    probability (nearly every first hit scores near 1): `relevance` is."""
     tags: list[str]
     language: str | None
     repo: str | None
