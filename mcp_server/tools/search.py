@@ -83,7 +83,8 @@ def register(server: ToolSet, deps: Deps) -> None:
         name="search_skills",
         description=(
             "Search lessons learned by earlier agent sessions. Pass an error message, a traceback, or a description "
-            "of the problem; get back skills ('when you see X, do Y') ranked by relevance and confidence."
+            "of the problem; get back skills ('when you see X, do Y') ranked by relevance and confidence, each with "
+            "a calibrated `relevance` (0-1, how likely it applies): treat low ones as unrelated."
         ),
         # Read-only as clients mean it: the workspace and the bank's skills are untouched (counting the returned
         # skills as uses is the bank's own statistic), and the same query answers the same skills.
