@@ -15,6 +15,7 @@ with `os._exit`.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import logging
 import os
@@ -194,7 +195,9 @@ def _discard(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
     for stream in (proc.stdin, proc.stdout):  # stderr is closed by the thread that reads it
         if stream is not None:
-            stream.close()
+            # A write the dead worker never read stays buffered, and closing flushes it: EPIPE, nothing lost.
+            with contextlib.suppress(BrokenPipeError):
+                stream.close()
 
 
 def stop_workers() -> None:
