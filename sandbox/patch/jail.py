@@ -55,14 +55,19 @@ class Jail:
             raise WorkspaceUnavailable(f"the workspace {root} is not a directory; restart the server in a repository")
         self._root = str(self.root)
         self._prefix = os.path.join(self._root, "")
+        self._parents: dict[str, str] = {"": self._root}
+        """Each directory's real path, resolved once per patch: a release diff names ~10 files per directory, and
+        `realpath` costs a `lstat` per component. The files themselves are checked every time."""
 
     def resolve(self, rel: str) -> Path:
         """The real location of the already normalised `rel`; its parents may be links that stay inside the root."""
         head, _, name = rel.rpartition("/")
-        try:
-            parent = os.path.realpath(os.path.join(self._root, head)) if head else self._root
-        except (OSError, ValueError) as exc:
-            raise PathRefused(rel, f"the path cannot be resolved ({exc})", _RELATIVE) from exc
+        parent = self._parents.get(head)
+        if parent is None:
+            try:
+                parent = self._parents[head] = os.path.realpath(os.path.join(self._root, head))
+            except (OSError, ValueError) as exc:
+                raise PathRefused(rel, f"the path cannot be resolved ({exc})", _RELATIVE) from exc
         if parent != self._root and not parent.startswith(self._prefix):
             raise PathRefused(
                 rel, "the path leads outside the workspace through a symbolic link", "patch files inside the workspace"
