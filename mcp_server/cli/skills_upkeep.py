@@ -16,7 +16,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from mcp_server.cli.common import (
@@ -102,8 +102,13 @@ def dedupe(
     with clean_errors(), _activity() as say:
         say("opening the skill bank (loads the embedding model)")
         with open_bank_cli(settings) as bank:
-            say(f"comparing {bank.catalog.count()} skills for near-duplicates")
-            report = dedupe_bank(bank, config=MergeConfig(similarity=similarity), archive=path, apply=apply)
+
+            def compared(done: int, total: int) -> None:
+                say(f"comparing skills for near-duplicates: {done}/{total}", done, total)
+
+            report = dedupe_bank(
+                bank, config=MergeConfig(similarity=similarity), archive=path, apply=apply, progress=compared
+            )
     for dropped, kept in report.merged:
         typer.echo(f"{dropped} -> {kept}")
     verb = "merged" if apply else "would merge"
@@ -114,16 +119,27 @@ def dedupe(
 
 
 @contextlib.contextmanager
-def _activity() -> Iterator[Callable[[str], None]]:
-    """A spinner with the current phase and the time spent, on stderr and only on a terminal (pipes stay clean)."""
+def _activity() -> Iterator[Callable[..., None]]:
+    """The current phase, a bar once its size is known, and the time spent: on stderr, only on a terminal.
+
+    The yielded `say(text, done=None, total=None)` sets the phase; with `done`/`total` the bar fills.
+    """
     if not sys.stderr.isatty():
-        yield lambda _: None
+        yield lambda *_: None
         return
     with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=Console(stderr=True)
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
     ) as progress:
         task = progress.add_task("starting", total=None)
-        yield lambda text: progress.update(task, description=text)
+
+        def say(text: str, done: int | None = None, total: int | None = None) -> None:
+            progress.update(task, description=text, completed=done or 0, total=total)
+
+        yield say
 
 
 def approve(skill_id: Annotated[str, typer.Argument(help="The candidate skill's id.")]) -> None:

@@ -27,7 +27,6 @@ _IMPORT_RE = re.compile(r"^\s*(?:import\s+[\w.]+|from\s+[\w.]+\s+import\s+.+)")
 _DEF_RE = re.compile(r"^\s*(?:async\s+)?(?:def|class|function|func|fn)\s+([A-Za-z_]\w*)")
 _HUNK_CONTEXT_RE = re.compile(r"^@@[^@]*@@\s*(.*)$")
 _IDENT_RE = re.compile(r"[A-Za-z_]\w*|\d+|\S")
-_PLUS_MINUS_ONE = re.compile(r"[-+] ?1\b")
 _CONDITION_RE = re.compile(r"^\s*(?:if|elif|while|assert)\b")
 _CONVERSIONS = ("int(", "str(", "float(", "bool(", "list(", "dict(", "tuple(", "bytes(", ".decode(", ".encode(")
 

@@ -212,17 +212,22 @@ def dedupe_bank(
     merger: Merger | None = None,
     archive: Path | None = None,
     apply: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> MergeReport:
     """Merge stored near-duplicates pairwise. With `apply=False`, only report what would merge.
 
     Each dropped copy is appended to `archive` (JSONL) after the survivor is stored and before it is deleted.
+    `progress(done, total)` is called after each stored skill is compared (a CLI progress bar).
     """
     from skills_store.jsonl import dump_skills
 
     config = config or MergeConfig()
     report = MergeReport()
     gone: set[str] = set()
-    for skill_id in bank.catalog.iter_ids():
+    ids = list(bank.catalog.iter_ids())
+    for done, skill_id in enumerate(ids, 1):
+        if progress is not None:
+            progress(done, len(ids))
         if skill_id in gone:
             continue
         found = bank.catalog.get([skill_id])

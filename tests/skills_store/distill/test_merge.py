@@ -117,3 +117,14 @@ def test_a_dry_run_dedupe_reports_and_changes_nothing(hash_bank, skill_factory, 
     assert len(report.merged) == 1
     assert hash_bank.count() == 2
     assert not (tmp_path / "a.jsonl").exists()
+
+
+def test_dedupe_reports_its_progress_once_per_stored_skill(hash_bank, skill_factory, tmp_path: Path) -> None:
+    hash_bank.upsert([
+        skill_factory("a", "KeyError", "KeyError: '<name>'", STRATEGY, sources=["t1"]),
+        skill_factory("b", "KeyError", "KeyError: '<name>'", STRATEGY, sources=["t2"]),
+        skill_factory("c", "TypeError", "TypeError: unsupported operand", STRATEGY, sources=["t3"]),
+    ])  # fmt: skip
+    seen: list[tuple[int, int]] = []
+    dedupe_bank(hash_bank, archive=tmp_path / "a.jsonl", progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 3), (2, 3), (3, 3)]
