@@ -15,18 +15,23 @@ from pathlib import Path
 REPORTS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
 BENCHMARKS = [
     "retrieval", "relevance", "search", "search_stdio", "embedder_worker", "startup", "patch", "patch_mcp",
-    "run_tests", "redact", "ingest", "hooks", "distill",
+    "run_tests", "redact", "ingest", "hooks", "distill", "lessons",
 ]  # fmt: skip
+#: Benchmarks whose reports have other names than the benchmark's.
+REPORT_NAMES = {"lessons": ["distill-lessons", "distill-lessons-no-starter"]}
+#: Reports collected but not run by `make bench`: `python -m bench.learning` runs a local model for hours.
+COLLECT_ONLY = ["learning"]
 
 
 def collect() -> Path:
-    """Write docs/benchmarks.md: every report of docs/benchmarks/, in the order of BENCHMARKS."""
+    """Write docs/benchmarks.md: every report of docs/benchmarks/, in the order of BENCHMARKS, then COLLECT_ONLY."""
     parts = [
         "# Benchmarks\n",
         "Every benchmark measures against a named baseline in the same run, on this project's machine (2 cores).",
         "`make bench` runs them all and rewrites this page from the reports in `docs/benchmarks/`.\n",
     ]
-    for name in BENCHMARKS:
+    names = [report for name in BENCHMARKS + COLLECT_ONLY for report in REPORT_NAMES.get(name, [name])]
+    for name in names:
         report = REPORTS / f"{name}.md"
         if report.is_file():
             body = report.read_text(encoding="utf-8").strip()
