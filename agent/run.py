@@ -28,10 +28,10 @@ from agent.server import ServerCommand, model_tools, skillbank_toolset
 from agent.session import Progress, Session
 from agent.tree import is_git_repo, snapshot, tree_diff
 from agent.workspace_tools import workspace_toolset
+from skills_store.search.relevance import suggest_threshold
 
-#: Skills put in the prompt: at most this many, each at least this relevant.
+#: Skills put in the prompt: at most this many, each reaching the suggestion threshold (`suggest_threshold`).
 PROMPT_SKILLS = 3
-PROMPT_RELEVANCE = 0.25
 
 
 class Limits(BaseModel):
@@ -161,7 +161,8 @@ async def solve(
                 if use_skills:
                     found = await session.try_call("search_skills", {"query": skill_query(task, first), "k": 5})
                     hits = found.get("skills", []) if isinstance(found, dict) else []
-                    skills = [s for s in hits if float(s.get("relevance", 1.0)) >= PROMPT_RELEVANCE][:PROMPT_SKILLS]
+                    cut = suggest_threshold(server.env)  # the cut of run_tests' suggestions
+                    skills = [s for s in hits if float(s.get("relevance", 1.0)) >= cut][:PROMPT_SKILLS]
                 session.shown(skills, to_model=True)
                 shown = ", ".join(s["skill_id"] for s in skills) or "none"
                 note = f"{label}; skills in the prompt: {shown}" if label else f"skills in the prompt: {shown}"

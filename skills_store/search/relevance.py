@@ -22,16 +22,19 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from skills_store.errors import ConfigError
 from skills_store.models import Skill
 from skills_store.search.query import QueryParts, tokens
 
 _EXC_TYPE = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit|Interrupt|Iteration))\b")
 _PLACEHOLDER = re.compile(r"<[^<>\n]{1,40}>")
 _ALTERNATIVES = re.compile(r"\s+/\s+|\s+--\s+|\s+\((?:or|and|in|Did)\b")
+_BARE_ASSERT = re.compile(r"(?:^|: )(?:E\s+)?(assert\s.{1,300})$", re.MULTILINE)
 _QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"")
 
 HYBRID_FEATURES = (
@@ -89,9 +92,16 @@ class Signature:
 
     @classmethod
     def of(cls, parts: QueryParts) -> Signature:
-        errors = " ".join(parts.error_lines)
+        lines, error_type = list(parts.error_lines), parts.error_type
+        if error_type in (None, "AssertionError"):
+            # pytest reports a failed `assert` bare (`test_x: assert -1 == 5`, `E  assert -1 == 5`, then a lone
+            # `AssertionError`); the distiller reads it as `AssertionError: assert ...`, and so does this.
+            asserts = [f"AssertionError: {m.group(1).strip()}" for m in _BARE_ASSERT.finditer(parts.text)]
+            lines = list(dict.fromkeys([*lines, *asserts]))[:4]
+            error_type = "AssertionError" if lines else None
+        errors = " ".join(lines)
         quoted = tuple(dict.fromkeys(q.lower() for pair in _QUOTED.findall(errors) for q in pair if q.strip()))
-        return cls(parts.error_type, frozenset(tokens(errors)), quoted[:8], tuple(parts.error_lines))
+        return cls(error_type, frozenset(tokens(errors)), quoted[:8], tuple(lines))
 
 
 def signature_features(sig: Signature, skill: Skill) -> dict[str, float]:
@@ -177,7 +187,26 @@ def keyword_model() -> RelevanceModel:
 
 
 def default_threshold() -> float:
-    """The suggestion threshold chosen on the held-out split (`SKILLBANK_SUGGEST_THRESHOLD` overrides it)."""
+    """The suggestion threshold chosen on the train split (`SKILLBANK_SUGGEST_THRESHOLD` overrides it)."""
     from skills_store.search.relevance_coefs import THRESHOLD
 
     return THRESHOLD
+
+
+def suggest_threshold(env: Mapping[str, str] | None = None) -> float:
+    """The threshold suggestions are cut at: `SKILLBANK_SUGGEST_THRESHOLD` of `env` (default: this process's
+    environment) when set, else `default_threshold()`.
+
+    For callers without the server's settings (the bundled agent's first prompt, given the server's environment),
+    so that what the prompt carries and what `run_tests` suggests are cut at the same relevance.
+    """
+    raw = (os.environ if env is None else env).get("SKILLBANK_SUGGEST_THRESHOLD", "").strip()
+    if not raw:
+        return default_threshold()
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"SKILLBANK_SUGGEST_THRESHOLD must be a number in [0, 1], got {raw!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise ConfigError(f"SKILLBANK_SUGGEST_THRESHOLD must be in [0, 1], got {value}")
+    return value

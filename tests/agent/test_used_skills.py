@@ -21,17 +21,18 @@ from tests.agent.support import FIX, scripted
 pytestmark = [pytest.mark.anyio]
 
 SKILLS = [
-    ("sk-add", "Arithmetic operator swapped", "AssertionError: assert <n> == <n> where <n> = add(<n>, <n>)"),
+    # The failure's error line fits this pattern's template: the lesson is relevant to it, and reaches the prompt.
+    ("sk-add", "Arithmetic operator swapped", "AssertionError: assert <n> == <n>"),
     ("sk-float", "Exact equality on floats", "AssertionError: assert <x> == <y> for floating-point results"),
     ("sk-keyerror", "Missing dict key", "KeyError: '<name>'"),
 ]
 
 
-def seed(server: ServerCommand, tmp_path: Path) -> None:
+def seed(server: ServerCommand, tmp_path: Path, skills: list[tuple[str, str, str]] = SKILLS) -> None:
     lines = [
         json.dumps({"skill_id": sid, "title": title, "pattern": pattern, "strategy": "Check the operator.",
                     "confidence": 0.5, "tags": ["python"], "language": "python", "sources": ["t-1"]})
-        for sid, title, pattern in SKILLS
+        for sid, title, pattern in skills
     ]  # fmt: skip
     path = tmp_path / "skills.jsonl"
     path.write_text("\n".join(lines) + "\n")
@@ -92,10 +93,10 @@ async def test_a_session_shown_several_skills_records_exactly_the_one_its_answer
 
 
 async def test_a_skill_from_the_prompt_counts_as_shown(
-    buggy_repo: Path, server: ServerCommand, trajectories, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    buggy_repo: Path, server: ServerCommand, trajectories, tmp_path: Path
 ) -> None:
-    seed(server, tmp_path)
-    monkeypatch.setattr("agent.run.PROMPT_RELEVANCE", 0.0)  # every hit of the harness's search is put in the prompt
+    # A bank where the lesson for test_add's failure stands out: its relevance reaches the suggestion threshold.
+    seed(server, tmp_path, [s for s in SKILLS if s[0] != "sk-float"])
     named: list[str] = []
 
     def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -105,7 +106,7 @@ async def test_a_skill_from_the_prompt_counts_as_shown(
 
     with anyio.fail_after(120):
         result = await solve("make test_add pass", buggy_repo, FunctionModel(respond), server=server)
-    assert len(named) == 1
+    assert named == ["sk-add"]
     assert result.used_skills == named
     assert recorded_used(trajectories()[0]) == named
 

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from skills_store.bank import SkillBank
+from skills_store.errors import ConfigError
 from skills_store.search.keyword import quick_search
 from skills_store.search.query import analyze
-from skills_store.search.relevance import RelevanceModel, Signature, default_threshold, signature_features
+from skills_store.search.relevance import (
+    RelevanceModel,
+    Signature,
+    default_threshold,
+    signature_features,
+    suggest_threshold,
+)
 from skills_store.starter import load_starter_pack
 
 KEY_SKILL = {"title": "Missing key", "pattern": "KeyError: '<name>'", "strategy": "Use .get."}
@@ -39,6 +48,21 @@ def test_a_pattern_of_another_exception_type_is_a_mismatch(skill_factory) -> Non
 def test_a_query_in_words_has_no_signature_to_agree_with(skill_factory) -> None:
     f = features("my dict lookup fails for some rows", skill_factory, KEY_SKILL)
     assert set(f.values()) == {0.0}
+
+
+def test_a_bare_pytest_assert_is_read_as_an_assertion_error(skill_factory) -> None:
+    failure = "test_calc.py::test_add: assert -1 == 5\nE       assert -1 == 5\n\ntest_calc.py:5: AssertionError"
+    skill = {"title": "Operator swapped", "pattern": "AssertionError: assert <n> == <n>", "strategy": "Check it."}
+    f = features(failure, skill_factory, skill)
+    assert (f["signature"], f["type_match"], f["template"]) == (1.0, 1.0, 1.0)
+
+
+def test_the_suggestion_threshold_is_the_fitted_one_unless_the_setting_names_another() -> None:
+    assert suggest_threshold({}) == default_threshold()
+    assert suggest_threshold({"SKILLBANK_SUGGEST_THRESHOLD": "0.4"}) == 0.4
+    for bad in ("high", "1.5"):
+        with pytest.raises(ConfigError, match="SKILLBANK_SUGGEST_THRESHOLD"):
+            suggest_threshold({"SKILLBANK_SUGGEST_THRESHOLD": bad})
 
 
 def test_the_model_is_a_probability_that_grows_with_a_positive_weight() -> None:
