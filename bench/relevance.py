@@ -7,8 +7,10 @@ Queries are split by lesson (40% held out, by a hash of the lesson id): no held-
 `--fit` fits the logistic models (hybrid, and keyword-only for the Claude Code hook) on the train split, picks the
 suggestion threshold on it, and writes `skills_store/search/relevance_coefs.py`; every run then reports the
 held-out figures (suggestions for queries whose lesson is absent / present, calibration, Brier score against the
-raw fused score) to `docs/benchmarks/relevance.md`. Exits 1 when the held-out split misses a target: at most 10%
-of the cases whose lesson is absent get a suggestion, the first suggestion is right in at least 90% of the others.
+raw fused score) to `docs/benchmarks/relevance.md`. Exits 1 when the held-out split misses a target of the issue:
+at most 10% of the cases whose lesson is absent get a suggestion, and the first suggestion is the lesson in at
+least 90% of ALL the cases whose lesson is present (first-rank; a case with no suggestion is a miss). The second is
+not met today (docs/benchmarks/relevance.md says why).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from skills_store.starter import load_starter_pack
 COEFS_PATH = ROOT / "skills_store" / "search" / "relevance_coefs.py"
 REPORT_PATH = ROOT / "docs" / "benchmarks" / "relevance.md"
 SUGGEST = 3
+TRADE_OFF = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
+"""Thresholds the held-out trade-off table reports."""
 """Suggestions a test run carries at most (run_tests)."""
 MAX_ABSENT_RATE = 0.08
 """The threshold is the lowest that keeps train queries whose lesson is absent at or under this rate
@@ -80,11 +84,14 @@ class Outcome:
         return self.absent_suggested / max(self.absent, 1)
 
     @property
-    def first_rank(self) -> float:
+    def precision(self) -> float:
+        """Of the present cases with any suggestion, the share whose first suggestion is the lesson."""
         return self.first_right / max(self.present_suggested, 1)
 
     @property
-    def recall(self) -> float:
+    def first_rank(self) -> float:
+        """The issue's first-rank: of ALL present cases, the share whose first suggestion is the lesson (a case
+        with no suggestion counts as a miss)."""
         return self.first_right / max(self.present, 1)
 
 
@@ -163,15 +170,27 @@ def report(cases: Sequence[Case], hybrid: RelevanceModel, keyword: RelevanceMode
         (f"keyword-only relevance >= {threshold} (Claude Code hook)", outcome(test_k, rel_k, threshold)),
     ]
     lines = [
-        "| suggestions | absent: any suggestion | present: first suggestion right | present: lesson suggested |",
+        "| suggestions | absent: any suggestion | present, of those with a suggestion: first right | present, all: "
+        "first suggestion right (first-rank) |",
         "| --- | --- | --- | --- |",
     ]
     for name, o in rows:
         lines.append(
             f"| {name} | {o.absent_suggested}/{o.absent} = {_pct(o.absent_rate)} | "
-            f"{o.first_right}/{o.present_suggested} = {_pct(o.first_rank)} | {o.first_right}/{o.present} = "
-            f"{_pct(o.recall)} |"
+            f"{o.first_right}/{o.present_suggested} = {_pct(o.precision)} | {o.first_right}/{o.present} = "
+            f"{_pct(o.first_rank)} |"
         )
+    lines += [
+        "",
+        "The trade-off on the held-out split (reported, not chosen on: the threshold above comes from the train "
+        "split), hybrid relevance:",
+        "",
+        "| threshold | absent: any suggestion | present, all: first-rank |",
+        "| --- | --- | --- |",
+    ]
+    for cut in TRADE_OFF:
+        o = outcome(test_h, rel_h, cut)
+        lines.append(f"| {cut} | {_pct(o.absent_rate)} | {_pct(o.first_rank)} |")
     hits_h = [h for c in test_h for h in c.hits]
     hits_k = [h for c in test_k for h in c.hits]
     lines += [
@@ -276,13 +295,41 @@ def main(argv: Sequence[str] | None = None) -> int:
             "count the generic `KeyError` skill). A near-duplicate starter skill that would also help counts as "
             "irrelevant, so the absent rate is an upper bound.",
             "",
+            "## Why first-rank over all in-bank cases is not at 0.9",
+            "",
+            "The issue asks for first-rank >= 0.9 on the cases whose lesson is in the bank, counting a case with "
+            "no suggestion as a miss. It is not reached, and no threshold reaches it together with the absent "
+            "target on this labelled set:",
+            "",
+            "- The ceiling is the search itself: with no threshold at all the first hit is the lesson in only "
+            "the share of the 'before' row (0.80 held out; 0.75 on train). Ordering the suggestions by relevance "
+            "instead of the search order would lift that to 0.91 unthresholded, but at the chosen threshold it "
+            "changes nothing (the first suggestion is already right in 0.96 of the cases that get one).",
+            "- The trade-off table: the absent rate falls to 10% only near 0.6, where first-rank is about 0.6. "
+            "The present cases the cut drops are mostly descriptions in words (no error line, so no signature "
+            "to agree with: only cosine and BM25, whose values for the lesson, 0.35-0.7 cosine, overlap those of "
+            "the best unrelated hit of an absent case) and tracebacks whose pattern template does not fit the "
+            "error line (`signature` 0: `KeyError: 'qty'` against the learned `KeyError: '<name>'` lesson fits, "
+            "but that lesson ranks second, relevance 0.58 in the demo table above).",
+            "- The absent cases that keep the threshold high are mostly near-duplicates that do apply: "
+            "`AttributeError: 'dict' object has no attribute 'iteritems'` (its lesson held out of the bank) "
+            'against the generic "object has no such attribute" starter skill, whose template it fits; `ValueError: '
+            "invalid literal for int()` against the `int()` distractor; a `DATABASE_URL` description against the "
+            "environment-variable distractor. Strict labels count these as noise. Relabelling them as relevant "
+            "would lower the threshold, but it was not done here: the labels would be chosen by looking at the "
+            "model's errors, held-out split included.",
+            "- Features tried on the train split and not kept (no held-out gain): the abstracted signature of "
+            "the query's error line (`skills_store.distill.signature`) equal to the pattern's, rank 1 on both "
+            "sides, and cosine/margin interactions for queries in words (train first-rank 0.39 vs 0.40, held out "
+            "0.51 vs 0.56 at the train-chosen threshold).",
+            "",
         ]
     )
     args.out.write_text(text, encoding="utf-8")
     print(text)
     held_hybrid = [c for c in cases if c.mode == "hybrid" and c.held_out]
     result = outcome(held_hybrid, lambda h: hybrid.predict(h.features), threshold)
-    return 0 if result.absent_rate <= 0.10 and result.first_rank >= 0.9 else 1
+    return 0 if result.absent_rate <= 0.10 and result.first_rank >= 0.9 else 1  # not met today: see the report
 
 
 if __name__ == "__main__":
