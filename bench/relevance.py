@@ -136,7 +136,7 @@ def reliability(hits: Sequence[Hit], score_of, bins: int = 5) -> list[tuple[str,
 
 def write_coefs(hybrid: RelevanceModel, keyword: RelevanceModel, threshold: float) -> None:
     def block(m: RelevanceModel) -> str:
-        weights = ",\n".join(f"        {n!r}: {w}" for n, w in m.weights.items())
+        weights = ",\n".join(f'        "{n}": {w}' for n, w in m.weights.items())  # ruff format's quotes
         return f'{{\n    "weights": {{\n{weights},\n    }},\n    "bias": {m.bias},\n}}'
 
     COEFS_PATH.write_text(
