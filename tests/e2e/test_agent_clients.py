@@ -6,10 +6,13 @@ LLM only. Each test checks the effect in SKILLBANK_HOME: the trajectories hold t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,8 +28,11 @@ OFFLINE = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC
 
 
 @pytest.fixture
-def setup(tmp_path: Path, skillbank_exe: str) -> tuple[Path, dict[str, str]]:
-    """A repo with a failing test, and the environment of a user whose HOME and SKILLBANK_HOME are temp dirs."""
+def setup(tmp_path: Path, skillbank_exe: str) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A repo with a failing test, and the environment of a user whose HOME and SKILLBANK_HOME are temp dirs.
+
+    Afterwards every process still running with that HOME is killed: the Cline CLI leaves its hub daemon behind.
+    """
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "calc.py").write_text(BUGGY)
@@ -37,7 +43,23 @@ def setup(tmp_path: Path, skillbank_exe: str) -> tuple[Path, dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLBANK_", "ANTHROPIC_", "OPENAI_", "CODEX_"))}
     env |= {"HOME": str(home), "SKILLBANK_HOME": str(tmp_path / "data"), "SKILLBANK_EMBEDDER": "hash",
             "SKILLBANK_TEST_PYTHON": sys.executable, "SKILLBANK_SANDBOX": "local", **OFFLINE}  # fmt: skip
-    return repo, env
+    yield repo, env
+    kill_processes_with_home(home)
+
+
+def kill_processes_with_home(home: Path) -> None:
+    """SIGKILL every process whose environment has HOME=`home` (what a client started and left running)."""
+    marker = f"HOME={home}".encode()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            environ = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if marker in environ:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(proc.name), signal.SIGKILL)
 
 
 def run(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess[str]:
