@@ -16,7 +16,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,11 +25,11 @@ from pathlib import Path
 
 from unidiff import PatchSet
 
+from bench.release_diffs import diff_trees, files_of, sdist, unpack
 from sandbox.errors import PatchError
 from sandbox.patch import apply_patch
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-CACHE = REPO_ROOT / ".bench-cache" / "patch"
 DEFAULT_OUT = REPO_ROOT / "docs" / "benchmarks" / "patch.md"
 PACKAGES: tuple[tuple[str, str, str], ...] = (
     ("requests", "2.32.2", "2.32.3"),
@@ -43,7 +42,6 @@ PACKAGES: tuple[tuple[str, str, str], ...] = (
     ("rich", "13.9.3", "13.9.4"),
 )
 DRIFT_LINES = 3
-FIXED_MTIME = 1_704_067_200  # 2024-01-01
 TIME_TARGET = 2.0
 MARK = {True: "pass", False: "FAIL"}
 Applier = Callable[[Path, Path], bool]
@@ -58,47 +56,6 @@ def machine() -> str:
 
 def tool_version(*cmd: str) -> str:
     return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.split("\n", 1)[0].strip()
-
-
-def sdist(name: str, version: str) -> Path:
-    target = CACHE / "sdists"
-    target.mkdir(parents=True, exist_ok=True)
-    archive = target / f"{name}-{version}.tar.gz"
-    found = [p for p in target.glob("*.tar.gz") if p.name.lower() == archive.name]
-    if not found:
-        pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
-        subprocess.run([*pip, f"{name}=={version}", "-d", str(target)], check=True)
-        found = [p for p in target.glob("*.tar.gz") if p.name.lower() == archive.name]
-    return found[0]
-
-
-def unpack(archive: Path, dest: Path) -> Path:
-    """Unpack an sdist to `dest` (its top directory becomes `dest`) without binary files, links or empty files."""
-    with tempfile.TemporaryDirectory() as tmp, tarfile.open(archive) as tar:
-        tar.extractall(tmp, filter="data")
-        (top,) = Path(tmp).iterdir()
-        shutil.copytree(top, dest, symlinks=True)
-    for path in sorted(dest.rglob("*"), reverse=True):
-        if path.is_symlink():
-            path.unlink()
-        elif path.is_file():
-            data = path.read_bytes()
-            if not data or b"\x00" in data:
-                path.unlink()
-            else:
-                os.utime(path, (FIXED_MTIME, FIXED_MTIME))
-    return dest
-
-
-def files_of(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-
-
-def diff_trees(parent: Path, old: str, new: str) -> bytes:
-    done = subprocess.run(["diff", "-ruN", old, new], cwd=parent, capture_output=True, check=False)
-    if done.returncode not in (0, 1):
-        raise RuntimeError(done.stderr.decode())
-    return done.stdout
 
 
 def skillbank(check_syntax: bool) -> Applier:

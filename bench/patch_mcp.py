@@ -6,7 +6,7 @@ otherwise call. Ours: `skillbank serve` over stdio, `apply_patch` with its captu
 to trajectories.db before the answer). Both servers are spawned once, by the same client, in the same run; each
 trial applies the diff to a fresh copy of the older tree (copied before the clock starts), alternating the two
 servers, and the tree afterwards must equal the newer release. The diffs: `diff -ruN` of two consecutive sdists
-(bench.patch's loader, cached in `.bench-cache/patch/`). The exit status is 1 when the 2x target is missed.
+(bench.release_diffs, cached in `.bench-cache/patch/`). The exit status is 1 when the 2x target is missed.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from bench.common import ROOT, machine, write_report
-from bench.patch import diff_trees, files_of, sdist, unpack
+from bench.release_diffs import diff_trees, files_of, sdist, unpack
 
 PACKAGES: tuple[tuple[str, str, str], ...] = (
     ("attrs", "24.2.0", "24.3.0"),
