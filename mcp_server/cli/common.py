@@ -19,6 +19,8 @@ from sandbox.errors import SandboxError
 from skills_store.errors import SkillStoreError
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from skills_store.bank import SkillBank
     from skills_store.catalog import Catalog
 
@@ -136,3 +138,18 @@ def open_catalog(settings: Settings) -> Catalog | None:
         return None
     with clean_errors():
         return Catalog(path, readonly=True)
+
+
+def progress_bar() -> Progress:
+    """The CLI's progress display (phase, bar, count, time) on stderr, so stdout stays clean for results."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+    )

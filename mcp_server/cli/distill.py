@@ -11,12 +11,8 @@ import os
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from mcp_server.cli.common import clean_errors, fail, load_settings, open_bank_cli
-
-console = Console(stderr=True)
+from mcp_server.cli.common import clean_errors, fail, load_settings, open_bank_cli, progress_bar
 
 
 def distill(
@@ -56,15 +52,7 @@ def distill(
             distiller = model_distiller
         with SQLiteTrajectoryStore(path) as store, open_bank_cli(settings) as bank:
             outcomes = apply_outcomes(store, bank)
-            with Progress(
-                SpinnerColumn(),
-                TextColumn("[progress.description]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=console,
-                transient=False,
-            ) as progress:
+            with progress_bar() as progress:
                 task = progress.add_task(f"distilling ({'llm: ' + llm if llm else 'heuristic'})", total=limit)
                 report = distill_pending(
                     store,

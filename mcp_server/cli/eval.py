@@ -8,20 +8,11 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
-from rich.console import Console
 from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
     TaskID,
-    TextColumn,
-    TimeElapsedColumn,
 )
 
-from mcp_server.cli.common import clean_errors, load_settings
-
-console = Console(stderr=True)
+from mcp_server.cli.common import clean_errors, load_settings, progress_bar
 
 
 def eval_(
@@ -68,7 +59,7 @@ def eval_(
         max_train=max_train,
         max_heldout=max_heldout,
     )
-    with clean_errors(), _progress() as progress:
+    with clean_errors(), progress_bar() as progress:
         bars: dict[str, TaskID] = {}
 
         def report(label: str, done: int, total: int) -> None:
@@ -95,14 +86,3 @@ def _rate(stats: dict) -> str:  # type: ignore[type-arg]
     lo, hi = stats["ci95"]
     counts = f"{stats['resolved']}/{stats['valid']}, {stats['invalid']} invalid"
     return f"{stats['pass_rate']:.2f} [{lo:.2f}, {hi:.2f}] ({counts})"
-
-
-def _progress() -> Progress:
-    return Progress(
-        SpinnerColumn(),
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-    )

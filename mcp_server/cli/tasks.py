@@ -9,13 +9,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from mcp_server.cli.common import clean_errors, fail, load_settings
+from mcp_server.cli.common import clean_errors, fail, load_settings, progress_bar
 
 app = typer.Typer(help="Synthesize and check task folders for `skillbank eval`.", no_args_is_help=True)
-console = Console(stderr=True)
 
 
 @app.command("synth")
@@ -72,7 +69,7 @@ def synth(
                 test_python=python or settings.test_python or sys.executable,
                 max_candidates=max_candidates,
             )
-            with _progress() as progress:
+            with progress_bar() as progress:
                 bar = progress.add_task(f"verifying mutants of {label} (0/{n} tasks)", total=None)
                 report = synthesize(
                     root,
@@ -132,14 +129,3 @@ def check(
 def _root(src: Path) -> Path:
     roots = [p for p in src.iterdir() if p.is_dir()]
     return roots[0] if len(roots) == 1 else src
-
-
-def _progress() -> Progress:
-    return Progress(
-        SpinnerColumn(),
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-    )
