@@ -12,12 +12,14 @@ the exit status is 1 when a measured target is missed.
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import subprocess
 import sys
 import tarfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from bench.common import ROOT, machine, write_report
@@ -49,32 +51,53 @@ def fetch_suite() -> Path:
     return target
 
 
+#: The injected bug: `take(n, it)` returns n + 1 items. Recipes built on `take` fail with it, the rest pass.
+BUG = ("    return list(islice(iterable, n))\n", "    return list(islice(iterable, n + 1))\n")
+
+
+def buggy_copy(clean: Path) -> Path:
+    """A copy of the suite with `BUG` in `more_itertools/recipes.py` (made once; refused if the line moved)."""
+    target = clean.with_name(clean.name + "-bug")
+    recipes = target / "more_itertools" / "recipes.py"
+    if not recipes.exists():
+        shutil.copytree(clean, target, dirs_exist_ok=True)
+        text = recipes.read_text()
+        if text.count(BUG[0]) != 1:
+            raise SystemExit(f"bench: the line to inject the bug into is not in {recipes} once")
+        recipes.write_text(text.replace(BUG[0], BUG[1]))
+    return target
+
+
 def timed(action: Callable[[], object]) -> tuple[float, object]:
     start = time.perf_counter()
     outcome = action()
     return time.perf_counter() - start, outcome
 
 
-def bare(ws: Path) -> object:
-    return subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=ws, capture_output=True, check=False).returncode
+def bare(ws: Path) -> str:
+    """Bare pytest's exit status and its summary line (the counts `run_tests` must agree with)."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=ws, capture_output=True, text=True, check=False)
+    tail = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    return f"exit {done.returncode}: {tail.strip('= ')}"
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.run_tests", description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args(argv)
-    ws = fetch_suite()
+    clean = fetch_suite()
     config = RunnerConfig(test_python=sys.executable)
     plain = config.model_copy(update={"local": LocalConfig(use_bwrap=False)})
     docker_reason = docker_problem(config.docker_image)
 
-    runners: dict[str, Callable[[], object]] = {
-        "bare `python -m pytest` (baseline)": lambda: bare(ws),
-        "run_tests, local backend": lambda: run_tests(ws, backend="local", config=config),
-        "run_tests, local without bubblewrap": lambda: run_tests(ws, backend="local", config=plain),
-    }
-    if docker_reason is None:
-        runners["run_tests, docker backend (warm)"] = lambda: run_tests(ws, backend="docker", config=config)
+    runners: dict[str, Callable[[], object]] = {}
+    for label, ws in (("", clean), (", injected bug", buggy_copy(clean))):
+        runners[f"bare `python -m pytest` (baseline){label}"] = partial(bare, ws)
+        runners[f"run_tests, local backend{label}"] = partial(run_tests, ws, backend="local", config=config)
+        runners[f"run_tests, local without bubblewrap{label}"] = partial(run_tests, ws, backend="local", config=plain)
+        if docker_reason is None:
+            docker = partial(run_tests, ws, backend="docker", config=config)
+            runners[f"run_tests, docker backend (warm){label}"] = docker
     times: dict[str, list[float]] = {name: [] for name in runners}
     checks: dict[str, str] = {}
     for name, action in runners.items():  # warm-up: caches, and the docker container
@@ -86,7 +109,8 @@ def main(argv: list[str] | None = None) -> None:
             times[name].append(seconds)
     if docker_reason is None:
         with open_client() as client:
-            stop_containers(client, ws.resolve())
+            for ws in (clean, buggy_copy(clean)):
+                stop_containers(client, ws.resolve())
     medians = {name: statistics.median(values) for name, values in times.items()}
     markdown, missed = report(medians, times, checks, docker_reason, args.rounds)
     print(markdown)
@@ -96,10 +120,10 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _describe(outcome: object) -> str:
-    if isinstance(outcome, int):
-        return f"exit {outcome}"
-    status = getattr(outcome, "status", "?")
-    return f"{status}, {getattr(outcome, 'passed', 0)} passed, backend {getattr(outcome, 'backend', '?')}"
+    if isinstance(outcome, str):
+        return outcome
+    status, passed, failed = (getattr(outcome, name, "?") for name in ("status", "passed", "failed"))
+    return f"{status}, {failed} failed, {passed} passed, backend {getattr(outcome, 'backend', '?')}"
 
 
 def report(
@@ -111,13 +135,13 @@ def report(
 ) -> tuple[str, bool]:
     """The markdown report, and whether a target was missed."""
     base_name = next(iter(medians))
-    base = medians[base_name]
     rows = []
     missed = False
     for name, median in medians.items():
+        base = medians[base_name + (", injected bug" if name.endswith(", injected bug") else "")]
         spread = f"{min(times[name]):.2f}-{max(times[name]):.2f}"
         target, verdict = "", ""
-        if name.endswith("local backend") or "docker" in name:
+        if "local backend" in name or "docker" in name:
             target = f"<= {TARGET_RATIO}x"
             verdict = "pass" if median <= base * TARGET_RATIO else "FAIL"
             missed = missed or verdict == "FAIL"
@@ -134,7 +158,7 @@ def report(
         "pytest with a junit report, parsing and reward). Generated by `python -m bench.run_tests`.",
         "",
         machine(),
-        f"Baseline: {base_name}.",
+        f"Baseline: {base_name}, on the same tree (clean or with the injected bug).",
         "",
         "| runner | median s | min-max s | vs bare | extra s | target | result | warm-up run |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
