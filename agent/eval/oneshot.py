@@ -32,16 +32,21 @@ INSTRUCTIONS = """\
 You fix bugs in Python projects. You are given a task, the output of the failing tests, the relevant source files \
 and sometimes lessons from earlier sessions. Find the bug in the source code and fix it; never change the tests.
 
-Answer with one or more SEARCH/REPLACE blocks and nothing else of substance:
+Answer with SEARCH/REPLACE blocks. Each block names the file, then copies a few lines of it exactly, then gives the \
+lines that replace them. For example, if `shop/cart.py` had the bug `return price * qty + 1`, the answer would be:
 
-path/to/file.py
+shop/cart.py
 <<<<<<< SEARCH
-the exact lines to find in the file
+def total(price, qty):
+    return price * qty + 1
 =======
-the lines that replace them
+def total(price, qty):
+    return price * qty
 >>>>>>> REPLACE
 
-The SEARCH part must copy the file's current lines exactly (a few lines suffice to make it unique)."""
+Use the real path of the file that holds the bug and copy its lines exactly."""
+"""A worked example rather than a template: given `path/to/file.py` and placeholder lines, Qwen2.5-Coder 1.5B
+copied the template back as its answer on every task of a first run (20/20 training attempts without a patch)."""
 
 SkillLookup = Callable[[list[str]], list[Skill]]
 
