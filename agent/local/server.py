@@ -1,15 +1,15 @@
 """llama.cpp's OpenAI-compatible server (`python -m llama_cpp.server`) on a free loopback port.
 
-Started on the first request and stopped when the process exits normally or on Ctrl-C (atexit), or when `stop()`
-is called: a CLI command that never asks the model never pays the start-up. The server runs in its own process
-group, so stopping it kills all of it. (A parent killed by a signal leaves it running: no death signal is set,
-because the worker thread that starts it would trigger one when it ends.)
+Started on the first request and stopped when `stop()` is called or the process exits (atexit): a CLI command that
+never asks the model never pays the start-up. The server runs in its own process group, so stopping it kills all
+of it, under `agent.local.child`, which ends it when this process is gone however it ended (`kill -9` included).
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib.util
 import os
 import signal
 import socket
@@ -33,13 +33,24 @@ def free_port() -> int:
 
 
 class LlamaServer:
-    def __init__(self, model_path: Path, *, n_ctx: int = 8192, threads: int | None = None, log: Path | None = None):
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        n_ctx: int = 8192,
+        threads: int | None = None,
+        log: Path | None = None,
+        module: str = "llama_cpp.server",
+    ):
         self.model_path = model_path
+        self.module = module
+        """The server module run in the child (another OpenAI-compatible one in tests)."""
         self.n_ctx = n_ctx
         self.threads = threads or max(1, os.cpu_count() or 1)
         self.log = log
         self.port: int | None = None
         self._process: subprocess.Popen[bytes] | None = None
+        self._watch_write: int | None = None
         self._lock = threading.Lock()
 
     @property
@@ -51,15 +62,21 @@ class LlamaServer:
         with self._lock:
             if self._process is not None and self._process.poll() is None:
                 return self.base_url
-            try:
-                import llama_cpp.server  # noqa: F401
-            except ImportError as exc:
-                raise LocalModelError(f"llama-cpp-python with its server is not installed: {INSTALL_HINT}") from exc
+            if importlib.util.find_spec(self.module.split(".")[0]) is None:
+                raise LocalModelError(f"llama-cpp-python with its server is not installed: {INSTALL_HINT}")
             self.port = free_port()
-            argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path), "--host", "127.0.0.1",
-                    "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads)]  # fmt: skip
+            # The child keeps the read end; the write end stays here only (non-inheritable), so the child sees
+            # end-of-file exactly when this process is gone.
+            watch_read, self._watch_write = os.pipe()
+            argv = [sys.executable, "-m", "agent.local.child", str(watch_read), self.module,
+                    "--model", str(self.model_path), "--host", "127.0.0.1", "--port", str(self.port),
+                    "--n_ctx", str(self.n_ctx), "--n_threads", str(self.threads)]  # fmt: skip
             out = self.log.open("ab") if self.log else subprocess.DEVNULL
-            self._process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            try:
+                self._process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                                                 pass_fds=(watch_read,))  # fmt: skip
+            finally:
+                os.close(watch_read)
             atexit.register(self.stop)
             self._wait_ready()
             return self.base_url
@@ -84,6 +101,10 @@ class LlamaServer:
 
     def stop(self) -> None:
         process, self._process = self._process, None
+        if self._watch_write is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._watch_write)
+            self._watch_write = None
         if process is None or process.poll() is not None:
             return
         try:
