@@ -32,10 +32,24 @@ from skills_store.models import Skill
 from skills_store.search.query import QueryParts, tokens
 
 _EXC_TYPE = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit|Interrupt|Iteration))\b")
+_TYPE_HEAD = re.compile(
+    r"((?:[A-Za-z_]\w*\.)*[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit|Interrupt|Iteration)):\s"
+)
 _PLACEHOLDER = re.compile(r"<[^<>\n]{1,40}>")
-_ALTERNATIVES = re.compile(r"\s+/\s+|\s+--\s+|\s+\((?:or|and|in|Did)\b")
+_WILDCARD = re.compile(r"(<[^<>\n]{1,40}>|\.\.\.|\b[A-Z]\b)")
+"""What a pattern's message template leaves open: `<name>`, an ellipsis, a lone capital (`takes N arguments`)."""
+_CHOICES = re.compile(r"<([\w.]+(?:\|[\w.]+)+)>")
+"""A placeholder that lists what it stands for, `<json|random|logging>`: one of those, not any text."""
+_NOTE = re.compile(r"\s+\([^()]*\)")
+"""A parenthetical note of a pattern (`(most likely due to a circular import)`, `(also Sequence, ...)`)."""
+_ALTERNATIVES = re.compile(r"\s+/\s+|\s+--\s+|;\s+")
+_LEAD = re.compile(r"^(?:or|and|e\.g\.)\b:?\s*", re.IGNORECASE)
 _BARE_ASSERT = re.compile(r"(?:^|: )(?:E\s+)?(assert\s.{1,300})$", re.MULTILINE)
 _QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"")
+
+RELEVANCE_DEPTH = 5
+"""Hits a search computes relevance over (and orders by it) when asked for fewer: the margins compare each hit
+with the others, so a hit's relevance must not depend on `k`. The fitted set has this many hits a query."""
 
 HYBRID_FEATURES = (
     "error_query",
@@ -44,6 +58,7 @@ HYBRID_FEATURES = (
     "type_other",
     "template",
     "quoted",
+    "rule",
     "cosine",
     "cosine_margin",
     "type_cosine",
@@ -60,6 +75,7 @@ KEYWORD_FEATURES = (
     "type_other",
     "template",
     "quoted",
+    "rule",
     "bm25",
     "bm25_margin",
     "keyword_rr",
@@ -82,13 +98,18 @@ class RelevanceModel:
 
 @dataclass(frozen=True)
 class Signature:
-    """What of a query a skill's pattern is compared with: its error type, message words and quoted names."""
+    """What of a query a skill's pattern is compared with: its error types, message words, quoted names and the
+    source line that raised."""
 
     error_type: str | None
     words: frozenset[str]
     quoted: tuple[str, ...]
     lines: tuple[str, ...] = ()
     """The error lines themselves (`Type: message`), for the template match."""
+    types: frozenset[str] = frozenset()
+    """The exception types of every error line (a `RuntimeWarning` printed before the `RuntimeError` raised)."""
+    names: frozenset[str] = frozenset()
+    """Identifier tokens of the error lines and of the source line that raised, for the skill's edit rule."""
 
     @classmethod
     def of(cls, parts: QueryParts) -> Signature:
@@ -101,44 +122,119 @@ class Signature:
             error_type = "AssertionError" if lines else None
         errors = " ".join(lines)
         quoted = tuple(dict.fromkeys(q.lower() for pair in _QUOTED.findall(errors) for q in pair if q.strip()))
-        return cls(error_type, frozenset(tokens(errors)), quoted[:8], tuple(lines))
+        types = frozenset(line.split(":", 1)[0].rsplit(".", 1)[-1].strip() for line in lines)
+        names = frozenset(tokens(f"{errors} {parts.code_line or ''}"))
+        return cls(error_type, frozenset(tokens(errors)), quoted[:8], tuple(lines), types, names)
+
+
+_SIGNATURE_FEATURES = ("error_query", "signature", "type_match", "type_other", "template", "quoted", "rule")
 
 
 def signature_features(sig: Signature, skill: Skill) -> dict[str, float]:
     """Agreement of the query's error signature with the skill's pattern (all 0 for a query in words)."""
     if sig.error_type is None:
-        return dict.fromkeys(("error_query", "signature", "type_match", "type_other", "template", "quoted"), 0.0)
+        return dict.fromkeys(_SIGNATURE_FEATURES, 0.0)
     types = set(_EXC_TYPE.findall(skill.pattern)) | set(_EXC_TYPE.findall(skill.title))
-    match = sig.error_type in types
+    match = names_type(sig, skill)
     literal = tokens(_PLACEHOLDER.sub(" ", skill.pattern))[:24]
     template = sum(1 for w in literal if w in sig.words) / len(literal) if literal else 0.0
     document = skill.document().lower()
     quoted = sum(1 for q in sig.quoted if q in document) / len(sig.quoted) if sig.quoted else 0.0
-    templates = _templates(skill.pattern)
     return {
         "error_query": 1.0,
-        "signature": float(any(t.search(line) for t in templates for line in sig.lines)),
+        "signature": float(template_fits(sig, skill)),
         "type_match": float(match),
         "type_other": float(bool(types) and not match),
         "template": template,
         "quoted": quoted,
+        "rule": rule_agreement(sig, skill),
     }
 
 
+def template_fits(sig: Signature, skill: Skill) -> bool:
+    """One of the query's error lines fits one of the message templates of the skill's pattern (`fits`)."""
+    return any(fits(t, line) for t in _templates(skill.pattern) for line in sig.lines)
+
+
+def names_type(sig: Signature, skill: Skill) -> bool:
+    """The skill's pattern or title names one of the query's exception types."""
+    return bool(sig.types & (set(_EXC_TYPE.findall(skill.pattern)) | set(_EXC_TYPE.findall(skill.title))))
+
+
+def rule_agreement(sig: Signature, skill: Skill) -> float:
+    """The share of the names the skill's edit rule rewrites (its leading `before`, placeholders left out:
+    `time.clock()` -> `time`, `clock`; `<mapping>.iteritems()` -> `iteritems`) that the failure names, in its error
+    line or the source line that raised; 0 for a skill without a rule."""
+    before = next((r.before for r in skill.rule if r.before.strip()), "")
+    names = tokens(_PLACEHOLDER.sub(" ", before))[:8]
+    return sum(1 for n in names if n in sig.names) / len(names) if names else 0.0
+
+
+def fits(template: tuple[re.Pattern[str], str], line: str) -> bool:
+    """The error line fits the template: the whole template matches in it (placeholders as any text), or the
+    line's message is the template's message cut at a word (`SyntaxError: invalid syntax` against `SyntaxError:
+    invalid syntax at a walrus ...`), at least two words of it."""
+    regex, literal = template
+    if regex.search(line):
+        return True
+    head, _, message = line.partition(": ")
+    t_head, _, t_message = literal.partition(": ")
+    message = message.strip()
+    return (
+        head.rsplit(".", 1)[-1] == t_head.rsplit(".", 1)[-1]
+        and len(message.split()) >= 2
+        and t_message.startswith(message)
+        and t_message[len(message) : len(message) + 1] in ("", " ")
+    )
+
+
 @functools.lru_cache(maxsize=4096)
-def _templates(pattern: str) -> tuple[re.Pattern[str], ...]:
-    """The message templates of a pattern's first line as regexes, placeholders matching any text: `KeyError:
-    '<name>'` matches `KeyError: 'qty'`. Alternatives (`A / B`, `A -- B`) are templates of their own; only those
-    of the `Type: message` shape count."""
+def _templates(pattern: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    """The message templates of a pattern's first line, as (regex, text): placeholders (`<name>`, `...`, a lone
+    capital) match any text, so `KeyError: '<name>'` fits `KeyError: 'qty'`, and a parenthetical note may be there
+    or not, whatever it says. Alternatives (`A / B`, `A -- or B`) are templates of their own, starting at their
+    exception type; one without a type takes the previous one's (`TypeError: <f>() takes N ... / <f>() missing 1
+    ...`), a bare `assert ...` is an `AssertionError`."""
     first = pattern.strip().splitlines()[0] if pattern.strip() else ""
-    out = []
+    notes: list[str] = []
+
+    def note(m: re.Match[str]) -> str:
+        notes.append(m.group(0))
+        return f"\x00{len(notes) - 1}\x00"
+
+    first = _NOTE.sub(note, first)
+    out, head = [], None
     for alt in _ALTERNATIVES.split(first):
-        alt = alt.strip()
-        if ":" not in alt or not _EXC_TYPE.search(alt.split(":", 1)[0]):
+        alt = _LEAD.sub("", alt.strip())
+        found = _TYPE_HEAD.search(alt)
+        if found:
+            head, alt = found.group(1), alt[found.start() :]
+        elif alt.startswith("assert "):
+            alt = f"AssertionError: {alt}"
+        elif head is not None and alt:
+            alt = f"{head}: {alt}"
+        else:
             continue
-        pieces = _PLACEHOLDER.split(alt)
-        out.append(re.compile(".+?".join(re.escape(p) for p in pieces)))
+        regex = "".join(
+            r"(?:\s+\(.*?\))?" if i % 2 else _piece_regex(piece)
+            for i, piece in enumerate(re.split(r"\x00(\d+)\x00", alt))
+        )
+        text = re.sub(r"\x00(\d+)\x00", lambda m: notes[int(m.group(1))], alt)
+        out.append((re.compile(regex), text))
     return tuple(out)
+
+
+def _piece_regex(text: str) -> str:
+    """Literal text escaped, placeholders as any text (lazily), a placeholder listing choices as one of them."""
+    out = []
+    for i, part in enumerate(_WILDCARD.split(text)):
+        if i % 2 == 0:
+            out.append(re.escape(part))
+        elif choices := _CHOICES.fullmatch(part):
+            out.append("(?:" + "|".join(re.escape(c) for c in choices.group(1).split("|")) + ")")
+        else:
+            out.append(".+?")
+    return "".join(out)
 
 
 def hit_features(

@@ -8,6 +8,7 @@ import pytest
 
 from skills_store.bank import SkillBank
 from skills_store.errors import ConfigError
+from skills_store.models import EditRewrite
 from skills_store.search.keyword import quick_search
 from skills_store.search.query import analyze
 from skills_store.search.relevance import (
@@ -84,3 +85,66 @@ def test_the_hook_suggests_the_index_lesson_and_nothing_for_the_demos_key_errors
         titles = [s.title for s in quick_search(home, failure, 3, threshold=cut)]
         assert not any("not a function" in t or "floating-point" in t for t in titles), titles
     assert quick_search(home, "a question about gardening", 3, threshold=cut) == []
+
+
+@pytest.mark.parametrize(
+    ("failure", "pattern"),
+    [
+        # a parenthetical note of the pattern may be there or not, whatever it says
+        ("ZeroDivisionError: division by zero", "ZeroDivisionError: division by zero (float division by zero)"),
+        (
+            'TypeError: can only concatenate str (not "int") to str',
+            'TypeError: can only concatenate str (not "int") to str / unsupported operand type(s) for +',
+        ),
+        # an alternative without a type takes the previous one's; `-- or` starts an alternative at its type
+        (
+            "TypeError: send() missing 1 required positional argument: 'body'",
+            "TypeError: <f>() takes N positional arguments but M were given / <f>() missing 1 required "
+            "positional argument: '<name>'",
+        ),
+        (
+            "AttributeError: cannot access submodule 'inv' of module 'billing'",
+            "ImportError: cannot import name '<name>' -- or AttributeError: cannot access submodule '<s>' of "
+            "module '<p>'",
+        ),
+        # the failure's message is the template cut at a word
+        ("SyntaxError: invalid syntax", "SyntaxError: invalid syntax at a walrus `:=` (3.8+)"),
+        # text before the exception type is not part of the template
+        ("AssertionError: assert 3 == 4", "pytest FAILED ... AssertionError: assert <left> == <right>"),
+    ],
+)
+def test_a_failure_fits_the_templates_a_pattern_writes_in_its_usual_shorthands(
+    skill_factory, failure: str, pattern: str
+) -> None:
+    assert features(failure, skill_factory, {"title": "t", "pattern": pattern, "strategy": "s"})["signature"] == 1.0
+
+
+def test_a_placeholder_that_lists_its_choices_fits_only_those(skill_factory) -> None:
+    shadow = {"title": "t", "pattern": "AttributeError: module '<json|random>' has no attribute '<f>'", "strategy": "s"}
+    assert features("AttributeError: module 'json' has no attribute 'loads'", skill_factory, shadow)["signature"] == 1
+    assert features("AttributeError: module 'time' has no attribute 'clock'", skill_factory, shadow)["signature"] == 0
+
+
+def test_a_one_word_message_does_not_fit_a_longer_template_by_its_prefix(skill_factory) -> None:
+    skill = {"title": "t", "pattern": "ValueError: invalid literal for int() with base 10", "strategy": "s"}
+    assert features("ValueError: invalid", skill_factory, skill)["signature"] == 0.0
+
+
+def test_the_skills_edit_rule_agrees_when_the_failure_names_what_it_rewrites(skill_factory) -> None:
+    rule = [EditRewrite(before="<mapping>.iteritems()", after="<mapping>.items()")]
+    skill = {"title": "t", "pattern": "AttributeError: 'dict' object has no attribute 'iteritems'", "strategy": "s"}
+    lesson = skill_factory("sk", **skill, rule=rule)
+    sig = Signature.of(analyze("AttributeError: 'dict' object has no attribute 'iteritems'"))
+    assert signature_features(sig, lesson)["rule"] == 1.0
+    assert signature_features(Signature.of(analyze("KeyError: 'qty'")), lesson)["rule"] == 0.0
+    assert signature_features(sig, skill_factory("no-rule", **skill))["rule"] == 0.0
+
+
+def test_the_exception_type_agrees_with_any_error_line_of_the_failure(skill_factory) -> None:
+    failure = (
+        "RuntimeWarning: coroutine 'fetch' was never awaited\n"
+        "RuntimeError: asyncio.run() cannot be called from a running event loop"
+    )
+    skill = {"title": "t", "pattern": "RuntimeError: asyncio.run() cannot be called from a running event loop"}
+    f = features(failure, skill_factory, {**skill, "strategy": "s"})
+    assert (f["signature"], f["type_match"], f["type_other"]) == (1.0, 1.0, 0.0)
