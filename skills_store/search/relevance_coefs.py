@@ -5,38 +5,40 @@ See `skills_store.search.relevance` for the features and docs/benchmarks/relevan
 
 HYBRID: dict[str, object] = {
     "weights": {
-        "error_query": -1.4053,
-        "signature": 2.433,
-        "type_match": -0.3188,
-        "type_other": -1.5907,
-        "template": 2.0495,
-        "quoted": 0.9893,
-        "cosine": 0.9293,
-        "cosine_margin": 1.4104,
-        "type_cosine": -0.4356,
-        "bm25": 0.6416,
-        "bm25_margin": 0.5008,
-        "vector_rr": 1.8155,
-        "keyword_rr": 1.169,
-        "fused": 0.2671,
+        "error_query": -1.282,
+        "signature": 4.8952,
+        "type_match": -0.2896,
+        "type_other": -1.551,
+        "template": 0.799,
+        "quoted": 0.6675,
+        "rule": -0.0863,
+        "cosine": 1.0712,
+        "cosine_margin": 1.3869,
+        "type_cosine": -0.4103,
+        "bm25": 0.5681,
+        "bm25_margin": 0.3361,
+        "vector_rr": 1.6427,
+        "keyword_rr": 1.3295,
+        "fused": 0.28,
     },
-    "bias": -5.5187,
+    "bias": -5.4145,
 }
 
 KEYWORD: dict[str, object] = {
     "weights": {
-        "error_query": -1.3792,
-        "signature": 2.4006,
-        "type_match": -0.7627,
-        "type_other": -1.7202,
-        "template": 1.9227,
-        "quoted": 1.3475,
-        "bm25": 1.7272,
-        "bm25_margin": 1.0871,
-        "keyword_rr": 1.7042,
+        "error_query": -1.2406,
+        "signature": 4.9262,
+        "type_match": -0.8181,
+        "type_other": -1.484,
+        "template": 0.7137,
+        "quoted": 0.8393,
+        "rule": -0.0193,
+        "bm25": 1.634,
+        "bm25_margin": 0.8015,
+        "keyword_rr": 1.7877,
     },
-    "bias": -7.0293,
+    "bias": -6.8367,
 }
 
-THRESHOLD = 0.66
+THRESHOLD = 0.64
 """Suggestion threshold on the relevance (`SKILLBANK_SUGGEST_THRESHOLD`), chosen on the train split."""
