@@ -283,7 +283,7 @@ class SkillBank:
         self, queries: Sequence[str], k: int = 3, *, threshold: float | None = None
     ) -> list[ScoredSkill]:
         """The best `k` skills over all failure messages of a test run whose relevance reaches `threshold` (default:
-        the calibrated one, `search.relevance`), each once at its best score; often none.
+        the calibrated one, `search.relevance`), each once at its best relevance, most relevant first; often none.
 
         Only the skills finally suggested count as used (one use each), not every hit of every message.
         """
@@ -294,9 +294,10 @@ class SkillBank:
                 if found.relevance is None or found.relevance < cut:
                     continue
                 current = best.get(found.skill.skill_id)
-                if current is None or found.score > current.score:
+                if current is None or found.relevance > (current.relevance or 0.0):
                     best[found.skill.skill_id] = found
-        top = sorted(best.values(), key=lambda h: -h.score)[:k]
+        prior = self.config.search.fusion.prior
+        top = sorted(best.values(), key=lambda h: (-(h.relevance or 0.0) * prior(h), -h.score))[:k]
         self._shown(top)
         return top
 

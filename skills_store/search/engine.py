@@ -4,7 +4,7 @@
     query   -> analyze -> keywords -> KeywordIndex (SQLite FTS5, in a worker thread)
                        -> embed_text -> embedder -> vector_hits (Chroma HNSW, or exact over the candidates)
     both rankings -> fuse (RRF, weights by query kind) -> hydrate from the catalog (active skills only)
-                  -> relevance (calibrated, `search.relevance`) -> rerank_by_confidence
+                  -> relevance (calibrated, `search.relevance`) -> order by relevance x confidence prior
 
 The keyword side runs in a worker while this thread embeds the query: SQLite and torch both release the GIL.
 `SkillBank` owns the consistency around a search (refreshing a stale index, counting uses); this module only
@@ -25,7 +25,7 @@ from skills_store.search.fusion import FusionConfig, Ranked, ScoredSkill, Search
 from skills_store.search.keyword import KeywordIndex
 from skills_store.search.plan import FilterPlan
 from skills_store.search.query import QueryParts, analyze
-from skills_store.search.relevance import Signature, hit_features, hybrid_model, keyword_model
+from skills_store.search.relevance import RELEVANCE_DEPTH, Signature, hit_features, hybrid_model, keyword_model
 from skills_store.search.vector import stored_cosines, vector_hits
 
 if TYPE_CHECKING:
@@ -90,10 +90,15 @@ class SkillSearch:
         if pending is not None:
             kw = pending.result()
         ranked = fuse(vec, kw, mode, self.config.fusion, error_query=bool(parts.error_lines))
-        out = self._hydrate(ranked, k)
-        if mode != "vector":
-            self._relevance(out, parts, dict(vec) if qv is not None else None, dict(kw), qv)
-        return self.config.fusion.rerank_by_confidence(out) if mode == "hybrid" else out
+        if mode == "vector":
+            return self._hydrate(ranked, k)
+        # Relevance is computed over the same RELEVANCE_DEPTH hits whatever `k` (its margins compare a hit with the
+        # others), and the order by relevance decides which `k` are returned.
+        out = self._hydrate(ranked, max(k, RELEVANCE_DEPTH))
+        self._relevance(out, parts, dict(vec) if qv is not None else None, dict(kw), qv)
+        if mode == "keyword":
+            out = sorted(out, key=lambda h: (-(h.relevance or 0.0), -h.score))
+        return (self.config.fusion.rerank_by_confidence(out) if mode == "hybrid" else out)[:k]
 
     def _hydrate(self, ranked: Ranked, k: int) -> list[ScoredSkill]:
         """The first `k` ranked ids that the catalog still holds as active skills (candidates await review; a

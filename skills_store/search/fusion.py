@@ -46,12 +46,18 @@ class FusionConfig:
     confidence_weight: float = 0.2
     """How much a skill's confidence scales its hybrid score: score * (1 - w + w * confidence)."""
 
+    def prior(self, hit: ScoredSkill) -> float:
+        return 1.0 - self.confidence_weight + self.confidence_weight * hit.skill.confidence
+
     def rerank_by_confidence(self, hits: list[ScoredSkill]) -> list[ScoredSkill]:
-        w = self.confidence_weight
-        if w <= 0:
-            return hits
-        for hit in hits:
-            hit.score *= 1.0 - w + w * hit.skill.confidence
+        """Scale each score by the confidence prior, then order: by relevance times the same prior where every hit
+        has one (how likely the skill applies ranks better than the fused score: it knows the signature), else by
+        the score; the score breaks ties."""
+        if self.confidence_weight > 0:
+            for hit in hits:
+                hit.score *= self.prior(hit)
+        if hits and all(h.relevance is not None for h in hits):
+            return sorted(hits, key=lambda h: (-(h.relevance or 0.0) * self.prior(h), -h.score))
         return sorted(hits, key=lambda h: -h.score)
 
 
