@@ -107,12 +107,16 @@ def choose_threshold(cases: Sequence[Case], p: Predictor, *, lenient: bool = Fal
     return next((t for t in grid if ok(t)), grid[-1])
 
 
-def brier(hits: Sequence[Hit], value: Callable[[Hit], float]) -> float:
-    return float(np.mean([(min(max(value(h), 0.0), 1.0) - h.label) ** 2 for h in hits])) if hits else 0.0
+def _label(h: Hit, lenient: bool) -> int:
+    return h.lenient if lenient else h.label
+
+
+def brier(hits: Sequence[Hit], value: Callable[[Hit], float], *, lenient: bool = False) -> float:
+    return float(np.mean([(min(max(value(h), 0.0), 1.0) - _label(h, lenient)) ** 2 for h in hits])) if hits else 0.0
 
 
 def reliability(
-    hits: Sequence[Hit], value: Callable[[Hit], float], bins: int = 5
+    hits: Sequence[Hit], value: Callable[[Hit], float], bins: int = 5, *, lenient: bool = False
 ) -> list[tuple[str, int, float, float]]:
     """(bin, hits, mean predicted, observed rate) for equal-width bins of the predicted probability."""
     out = []
@@ -121,5 +125,5 @@ def reliability(
         inside = [h for h in hits if lo <= min(max(value(h), 0.0), 1.0) < hi or (i == bins - 1 and value(h) >= 1)]
         if inside:
             mean = float(np.mean([min(max(value(h), 0.0), 1.0) for h in inside]))
-            out.append((f"{lo:.1f}-{hi:.1f}", len(inside), mean, float(np.mean([h.label for h in inside]))))
+            out.append((f"{lo:.1f}-{hi:.1f}", len(inside), mean, float(np.mean([_label(h, lenient) for h in inside]))))
     return out

@@ -159,16 +159,20 @@ def tables(
     hits_k = [h for c in splits(cases, "keyword")[1].cases for h in c.hits]
     lines += [
         "",
-        "### Calibration over every held-out hit (k = 5 a query, strict labels), reliability bins",
+        "### Calibration over every held-out hit (k = 5 a query), reliability bins",
         "",
-        "| predictor | Brier | bins (range: hits, mean predicted -> observed) |",
-        "| --- | --- | --- |",
+        "| predictor | labels | Brier | bins (range: hits, mean predicted -> observed) |",
+        "| --- | --- | --- | --- |",
     ]
     for name, hits, p in (
         ("raw fused score (baseline)", hits_h, FUSED),
         ("hybrid relevance", hits_h, hybrid),
         ("keyword-only relevance", hits_k, keyword),
     ):
-        bins = "; ".join(f"{b}: {n}, {m:.2f} -> {o:.2f}" for b, n, m, o in reliability(hits, p.value))
-        lines.append(f"| {name} | {brier(hits, p.value):.4f} | {bins} |")
+        for lenient_labels in (False, True):
+            bins = "; ".join(
+                f"{b}: {n}, {m:.2f} -> {o:.2f}" for b, n, m, o in reliability(hits, p.value, lenient=lenient_labels)
+            )
+            labels = "lenient" if lenient_labels else "strict"
+            lines.append(f"| {name} | {labels} | {brier(hits, p.value, lenient=lenient_labels):.4f} | {bins} |")
     return "\n".join(lines), figures
