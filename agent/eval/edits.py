@@ -17,9 +17,15 @@ from agent.tasks.mutate import unified_diff
 
 BLOCK_RE = re.compile(
     r"(?P<path>[^\s`]+\.py)\s*\n(?:```[a-z]*\n)?<{5,9} SEARCH\n(?P<search>.*?)\n?={5,9}\n"
-    r"(?P<replace>.*?)\n?>{5,9} REPLACE",
+    # The closing marker, or (an answer cut at its token limit, a marker forgotten) the next block or the end.
+    r"(?P<replace>.*?)(?:\n?>{5,9} REPLACE|(?=\n[^\s`]+\.py\s*\n(?:```[a-z]*\n)?<{5,9} SEARCH\n)|\Z)",
     re.DOTALL,
 )
+#: What pytest adds to the source lines it shows, which models copy into a SEARCH part: the `>` marking the
+#: failing line, `E ` lines with the error, and `path.py:LINE: Error` locations.
+_PYTEST_MARK_RE = re.compile(r"^>(?=\s)")
+_PYTEST_NOISE_RE = re.compile(r"^(?:E\s.*|E|[^\s:]+\.py:\d+: \w+.*)$")
+_FENCE_LINE_RE = re.compile(r"^```[a-z]*$")
 DIFF_FENCE_RE = re.compile(r"```(?:diff|patch)\n(.*?)```", re.DOTALL)
 _FILE_HEADER_RE = re.compile(r"^--- (?:a/)?(\S+)", re.MULTILINE)
 
@@ -47,6 +53,27 @@ def _replace_once(text: str, search: str, replace: str) -> str | None:
     return None
 
 
+def _quoted_source(search: str) -> str:
+    """A SEARCH part without what pytest's traceback adds to source lines, when the model copied it from there."""
+    lines = search.splitlines()
+    if not any(_PYTEST_MARK_RE.match(line) or _PYTEST_NOISE_RE.match(line) for line in lines):
+        return search
+    kept = [_PYTEST_MARK_RE.sub(" ", line) for line in lines if not _PYTEST_NOISE_RE.match(line)]
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return "\n".join(kept)
+
+
+def _drop_fences(replace: str) -> str:
+    """A REPLACE part without the code-fence lines that wrap a block (kept inside the closing marker by some)."""
+    lines = replace.splitlines()
+    if not any(_FENCE_LINE_RE.match(line.strip()) for line in lines[-3:]):
+        return replace
+    while lines and (_FENCE_LINE_RE.match(lines[-1].strip()) or not lines[-1].strip()):
+        lines.pop()
+    return "\n".join(lines)
+
+
 def blocks_to_patch(answer: str, workspace: Path) -> str:
     """A diff of every SEARCH/REPLACE block of `answer` that applies (others are skipped), or ''."""
     files: dict[str, tuple[str, str]] = {}
@@ -59,7 +86,7 @@ def blocks_to_patch(answer: str, workspace: Path) -> str:
             before = current = path.read_text(encoding="utf-8")
         else:
             continue
-        changed = _replace_once(current, match.group("search"), match.group("replace"))
+        changed = _replace_once(current, _quoted_source(match.group("search")), _drop_fences(match.group("replace")))
         if changed is not None:
             files[rel] = (before, changed)
     return "".join(unified_diff(rel, before, after) for rel, (before, after) in files.items() if before != after)

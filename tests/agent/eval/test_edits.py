@@ -35,6 +35,28 @@ def test_a_block_with_wrong_indentation_still_matches_and_is_reindented(tmp_path
     assert (ws / "calc" / "stats.py").read_text().endswith("    return min(x, hi)\n")
 
 
+def test_source_quoted_from_a_pytest_traceback_and_an_unclosed_block_still_make_the_patch(tmp_path: Path) -> None:
+    """Small models copy the SEARCH lines from the failing output (`>` marker, `E` lines, `file.py:N: Error`) and
+    stop before the closing marker; the lines are still the file's, so the edit is still meant."""
+    ws = workspace(tmp_path)
+    answer = (
+        "calc/stats.py\n<<<<<<< SEARCH\n    if x < lo:\n>       return lo\nE       AssertionError\n\n"
+        "calc/stats.py:3: AssertionError\n=======\n    if x < lo:\n        return lo - 0\n```"
+    )
+    apply_patch(ws, answer_to_patch(answer, ws))
+    assert (ws / "calc" / "stats.py").read_text() == CODE.replace("return lo\n", "return lo - 0\n")
+
+
+def test_an_unclosed_block_ends_where_the_next_block_starts(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    answer = (
+        "calc/stats.py\n<<<<<<< SEARCH\n        return lo\n=======\n        return lo + 0\n"
+        "calc/stats.py\n<<<<<<< SEARCH\n    return x\n=======\n    return min(x, hi)\n>>>>>>> REPLACE\n"
+    )
+    apply_patch(ws, answer_to_patch(answer, ws))
+    assert (ws / "calc" / "stats.py").read_text().endswith("        return lo + 0\n    return min(x, hi)\n")
+
+
 def test_blocks_that_do_not_match_or_name_missing_files_give_no_patch(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     assert answer_to_patch("calc/stats.py\n<<<<<<< SEARCH\nnot there\n=======\nx\n>>>>>>> REPLACE", ws) == ""
