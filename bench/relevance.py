@@ -27,7 +27,7 @@ import numpy as np
 from bench.common import machine_line
 from bench.relevance_eval import MAX_ABSENT_RATE, SUGGEST, Predictor, choose_threshold, relevance_predictor
 from bench.relevance_report import tables
-from bench.relevance_set import DEPTH, ROOT, Case, Hit, collect, labelled_corpus, load_queries
+from bench.relevance_set import DEPTH, ROOT, Case, Hit, collect, error_line_form, labelled_corpus, load_queries
 from skills_store.bank import SkillBank
 from skills_store.protocols import Embedder
 from skills_store.search.relevance import HYBRID_FEATURES, KEYWORD_FEATURES, RelevanceModel
@@ -198,6 +198,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="skillbank-relevance-") as tmp:
         cases = collect(embedder, load_queries(), Path(tmp))
+        errors_only = [error_line_form(q) for q in load_queries() if q.kind == "traceback"]
+        line_cases = collect(embedder, errors_only, Path(tmp) / "lines", modes=("hybrid",))
         if args.fit:
             hybrid_m, keyword_m, threshold = fit(cases)
             write_coefs(hybrid_m, keyword_m, threshold)
@@ -208,7 +210,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     elapsed = time.perf_counter() - start
     other_m, _, other_t = fit(cases, lenient=not LENIENT)  # the same fit on the other labels, for comparison
     other = (f"fitted on the {'strict' if LENIENT else 'lenient'} labels instead", relevance_predictor("o", other_m))
-    body, figures = tables(cases, hybrid, keyword, threshold, lenient=LENIENT, other=(*other, other_t))
+    body, figures = tables(
+        cases, hybrid, keyword, threshold, lenient=LENIENT, other=(*other, other_t), line_cases=line_cases
+    )
     text = render(args, elapsed, cases, body, figures, demo, threshold)
     args.out.write_text(text, encoding="utf-8")
     print(text)
@@ -249,7 +253,9 @@ def render(
             "**Reporting split** (not a new target): `run_tests` searches its suggestions with the failing tests' "
             "error lines, so the suggestion figures are given for the queries with error lines; queries in words "
             "reach `search_skills`, which ranks with no threshold, and their figure is its first hit. The earlier "
-            "all-queries row is kept below, with queries in words alone.",
+            "all-queries row is kept below, with queries in words alone. The tracebacks are searched as given "
+            "(the agent's prompt carries the failure with its traceback); the row 'the error line alone' searches "
+            "each as `run_tests` sends it, its first `Type: message` line.",
             "",
             f"**Result, held out** (error-line queries at the threshold {threshold}, chosen on train): lenient "
             f"labels (fitted on): absent {f['lenient absent held out']:.2f} (target <= 0.10), first-rank "

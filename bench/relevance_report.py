@@ -80,10 +80,11 @@ def tables(
     *,
     lenient: bool,
     other: tuple[str, Predictor, float],
+    line_cases: Sequence[Case],
 ) -> tuple[str, dict]:
     """The report's tables as markdown, and the figures its text quotes; `lenient`: the labels the threshold was
     chosen on (the fused score's is chosen the same way); `other`: the model fitted on the other labels, with its
-    threshold, for comparison."""
+    threshold, for comparison; `line_cases`: the error-line queries as `run_tests` sends them (the line alone)."""
     errors = splits(cases, "hybrid", lambda c: c.error_query)
     errors_k = splits(cases, "keyword", lambda c: c.error_query)
     fused_t = choose_threshold(splits(cases, "hybrid")[0].cases, FUSED, lenient=lenient)
@@ -102,6 +103,10 @@ def tables(
         *suggestion_rows([(f"keyword-only relevance >= {threshold} (Claude Code hook)", keyword, threshold)], errors_k)[
             2:
         ],
+        *suggestion_rows(
+            [(f"hybrid relevance >= {threshold}, the error line alone (as run_tests sends it)", hybrid, threshold)],
+            splits(line_cases, "hybrid"),
+        )[2:],
         "",
         "### search_skills: the first hit, every query, no threshold",
         "",

@@ -15,6 +15,7 @@ has no attribute 'iteritems'` failure) would also help. The labels are never cho
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -98,6 +99,13 @@ def _extra_queries() -> list[tuple[EvalQuery, frozenset[str]]]:
 def relevant_to(q: EvalQuery) -> frozenset[str]:
     also = {e.id: a for e, a in _extra_queries()}.get(q.id, frozenset())
     return frozenset({q.expected, *also} - {""})
+
+
+def error_line_form(q: EvalQuery) -> EvalQuery:
+    """`q` as `run_tests` would search it: its first error line alone (`failure_queries` sends a failing test's
+    `Type: message` line, not the traceback); a query without one is left as it is."""
+    lines = Signature.of(analyze(q.query)).lines
+    return dataclasses.replace(q, query=lines[0]) if lines else q
 
 
 def lenient_relevant(q: EvalQuery, corpus: Sequence[Skill]) -> frozenset[str]:
