@@ -13,7 +13,6 @@ import __future__
 
 import re
 import warnings
-from bisect import bisect_left
 from collections.abc import Sequence
 
 #: Files shorter than this are compiled whole: splitting them saves too little (measured on the bench diffs: 100
@@ -22,8 +21,11 @@ MIN_SPLIT_LINES = 100
 #: Top-level classes longer than this are checked member by member.
 SPLIT_CLASS_LINES = 100
 _BLOCK_START = re.compile(r"([ \t]*)(?:(?:async[ \t]+)?def[ \t]|class[ \t]|@)")
-#: The newline before a line of top-level code or a line that may start a block: all `split_blocks` looks at
-#: (a lookahead after a literal newline is what the regex engine scans fastest).
+#: The newline before a top-level `def`, `class` or decorator line: what `split_blocks` looks for first (a lookahead
+#: after a literal newline is what the regex engine scans fastest).
+_TOP_BLOCK_LINE = re.compile(r"\n(?=(?:async[ \t]+)?def[ \t]|class[ \t]|@)")
+#: The newline before a line of top-level code or a line that may start a block: looked for only inside the long
+#: classes that the patch changed.
 _LINE_OF_INTEREST = re.compile(r"\n(?=[^\s#)]|[ \t]*(?:async[ \t]+def|def|class|@))")
 
 
@@ -64,7 +66,7 @@ def changed_syntax_error(
         return syntax_error(source, filename)
     with warnings.catch_warnings():  # one filter for the file: setting it up costs more than compiling a small chunk
         warnings.simplefilter("ignore")
-        for first, last, nested in _chunks_to_check(split_blocks(lines), changed):
+        for first, last, nested in _chunks_to_check(split_blocks(lines, changed), changed):
             body = "\n".join(lines[first:last])
             # A member is compiled inside `if 1:`; a class head without its members gets a `pass` to stay valid.
             text = f"if 1:\n{body}\n" if nested else f"{body}\n{_body_indent(lines, first, last)}pass\n"
@@ -104,29 +106,59 @@ Chunk = tuple[int, int, bool]
 """`[first, last)` lines, and whether they are a class's member (compiled inside `if 1:`)."""
 
 
-def split_blocks(lines: Sequence[str]) -> list[Chunk]:
+def split_blocks(lines: Sequence[str], changed: Sequence[tuple[int, int]] | None = None) -> list[Chunk]:
     """The file cut at its top-level `def`, `class` and decorator lines, and long classes at their members.
 
-    A line inside a triple-quoted string (an odd number of `\"\"\"` or `'''` above it) never starts a chunk; the
-    count is a heuristic (quotes in comments fool it), which costs only a bigger chunk or a full compile, never a
-    wrong one. The lines that matter are found by one regular expression over the text, not line by line.
+    With `changed`, only the long classes that hold a changed line are cut into members (the others are not
+    checked at all). A line inside a triple-quoted string (an odd number of `\"\"\"` or `'''` above it) never starts
+    a chunk; the count is a heuristic (quotes in comments fool it), which costs only a bigger chunk or a full
+    compile, never a wrong one. The lines that matter are found by regular expressions over the text, not line by
+    line: the top-level block lines first, the other lines of a class only when it is cut.
     """
-    text = "\n" + "\n".join(lines)  # every line of interest then follows a newline, the first one too
-    candidates: dict[int, int] = {}  # line index -> indentation, for lines that may start a block
-    statements: list[int] = []  # lines of top-level code (not inside a string)
-    decorated: set[int] = set()  # indentations where decorators wait for their def or class
-    doubles = singles = pos = index = 0
-    for match in _LINE_OF_INTEREST.finditer(text):
+    text = "\n" + "\n".join(lines)  # every line then follows a newline, the first one too
+    found, offsets = _lines_outside_strings(text, _TOP_BLOCK_LINE, 0, len(text), 0)
+    starts = _block_starts(lines, found)
+    tops = [0, *starts]
+    where = dict(zip(found, offsets, strict=True))
+    chunks: list[Chunk] = []
+    for first, last in zip(tops, [*tops[1:], len(lines)], strict=True):
+        if last - first >= SPLIT_CLASS_LINES and (changed is None or _touched(first, last, changed)):
+            end = where[last] if last < len(lines) else len(text)
+            chunks += _split_class(lines, text, first, last, (where.get(first, 0), end))
+        else:
+            chunks.append((first, last, False))
+    return chunks
+
+
+def _lines_outside_strings(
+    text: str, pattern: re.Pattern[str], pos: int, end: int, index: int
+) -> tuple[list[int], list[int]]:
+    """The lines whose preceding newline `pattern` finds in `text[pos:end]`, less those inside a triple-quoted
+    string, with the offsets of those newlines; `pos` is the newline before line `index`, outside any string.
+
+    Quotes are counted between consecutive matches, never collected: a file has more of them than lines found."""
+    found: list[int] = []
+    offsets: list[int] = []
+    doubles = singles = 0
+    for match in pattern.finditer(text, pos, end):
         start = match.start()
         doubles += text.count('"""', pos, start)
         singles += text.count("'''", pos, start)
         index += text.count("\n", pos, start)
         pos = start
-        if doubles % 2 or singles % 2:
-            continue
+        if not (doubles % 2 or singles % 2):
+            found.append(index)
+            offsets.append(start)
+    return found, offsets
+
+
+def _block_starts(lines: Sequence[str], indices: Sequence[int]) -> dict[int, int]:
+    """Those of the lines (in order) that start a block, with their indentation: a `def`, `class` or the first
+    of its decorators, not the continuation of a line ending in a backslash."""
+    starts: dict[int, int] = {}
+    decorated: set[int] = set()  # indentations where decorators wait for their def or class
+    for index in indices:
         line = lines[index]
-        if line[:1] not in (" ", "\t"):
-            statements.append(index)
         block = _BLOCK_START.match(line)
         if block is None:
             continue
@@ -134,27 +166,33 @@ def split_blocks(lines: Sequence[str]) -> list[Chunk]:
         waiting = indent in decorated
         (decorated.add if line[indent] == "@" else decorated.discard)(indent)
         if index and not waiting and not lines[index - 1].endswith("\\"):
-            candidates[index] = indent
-    tops = [0, *(i for i, indent in candidates.items() if indent == 0)]
-    chunks: list[Chunk] = []
-    for first, last in zip(tops, [*tops[1:], len(lines)], strict=True):
-        chunks += _split_class(lines, candidates, statements, first, last)
-    return chunks
+            starts[index] = indent
+    return starts
 
 
-def _split_class(
-    lines: Sequence[str], candidates: dict[int, int], statements: list[int], first: int, last: int
-) -> list[Chunk]:
-    """A long top-level class as its head, its members and what follows it at top level; else the block whole."""
+def _touched(first: int, last: int, changed: Sequence[tuple[int, int]]) -> bool:
+    """Whether `[first, last)` holds a changed line (or touches lines removed at its edge)."""
+    for start, end in changed:
+        lo, hi = (max(start - 1, 0), start + 1) if end <= start else (start, end)
+        if first < hi and lo < last:
+            return True
+    return False
+
+
+def _split_class(lines: Sequence[str], text: str, first: int, last: int, span: tuple[int, int]) -> list[Chunk]:
+    """A long top-level class as its head, its members and what follows it at top level; else the block whole.
+
+    `span` is where the block lies in `text` (from the newline before its first line)."""
     whole: list[Chunk] = [(first, last, False)]
     head = next((i for i in range(first, last) if not lines[i].startswith("@")), first)
-    if last - first < SPLIT_CLASS_LINES or not lines[head].startswith("class"):
+    if not lines[head].startswith("class"):
         return whole
     body = next((i + 1 for i in range(head, min(head + 20, last)) if lines[i].rstrip().endswith(":")), None)
     if body is None:
         return whole
-    at = bisect_left(statements, body)
-    end = statements[at] if at < len(statements) and statements[at] < last else last
+    found, _ = _lines_outside_strings(text, _LINE_OF_INTEREST, span[0], span[1], first)
+    end = next((i for i in found if i >= body and lines[i][:1] not in (" ", "\t")), last)  # top-level code
+    candidates = _block_starts(lines, found)
     inner = [i for i in candidates if body <= i < end]
     if not inner:
         return whole
@@ -169,14 +207,7 @@ def _split_class(
 
 def _chunks_to_check(chunks: list[Chunk], changed: Sequence[tuple[int, int]]) -> list[Chunk]:
     """The chunks that hold a changed line (or both sides of removed lines), adjacent top-level ones merged."""
-    wanted: list[Chunk] = []
-    for chunk in chunks:
-        first, last, _ = chunk
-        for start, end in changed:
-            lo, hi = (max(start - 1, 0), start + 1) if end <= start else (start, end)
-            if first < hi and lo < last:
-                wanted.append(chunk)
-                break
+    wanted = [chunk for chunk in chunks if _touched(chunk[0], chunk[1], changed)]
     merged: list[Chunk] = []
     for chunk in wanted:
         if merged and merged[-1][1] == chunk[0] and merged[-1][2] == chunk[2]:
