@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import Context
@@ -46,3 +46,34 @@ def register(server: ToolSet, deps: Deps) -> None:
             )
             call.ok = result.applied or result.dry_run
             return tool_result(result, result.render())
+
+    metadata = server.tools["apply_patch"].fn_metadata
+    if metadata.output_schema is not None:
+        metadata.output_schema = flat_schema(metadata.output_schema)
+
+
+def flat_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The same output schema without `$ref`s and with `anyOf` of bare types as a `type` list.
+
+    Clients validate every result against it: the Python SDK's `jsonschema` spends most of that time resolving the
+    `$ref` of each of the result's files and trying each branch of `str | None`; a release diff's 100 files cost
+    ~2 ms per call that way, about half as much flat. What validates is unchanged.
+    """
+    defs = schema.get("$defs", {})
+
+    def flat(node: Any) -> Any:
+        if isinstance(node, list):
+            return [flat(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            return flat({**defs[node["$ref"].rsplit("/", 1)[-1]], **siblings})
+        out = {key: flat(value) for key, value in node.items() if key != "$defs"}
+        options = out.get("anyOf")
+        if options and all(set(option) == {"type"} and isinstance(option["type"], str) for option in options):
+            del out["anyOf"]
+            out["type"] = [option["type"] for option in options]
+        return out
+
+    return flat(schema)
