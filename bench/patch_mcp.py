@@ -136,12 +136,12 @@ async def run(cases: list[Case], base: Path, repeats: int) -> None:
 def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
     """Seconds for all diffs, in this process: the engine with and without its syntax check, and the capture of
     the call (the redaction window, the step committed to a trajectory store)."""
-    from mcp_server.capture import CAPTURE_TEXT_CHARS, REDACT_WINDOW_CHARS
+    from mcp_server.capture import CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS
+    from mcp_server.capture_text import redact_bounded
     from sandbox.patch import apply_patch
     from skills_store.models import Step
     from skills_store.redact import Redactor
     from skills_store.trajectories.store import SQLiteTrajectoryStore
-    from skills_store.truncate import truncate_value
 
     work, red = base / "ws-breakdown", Redactor()
     out = {"engine, no syntax check": 0.0, "engine with the syntax check": 0.0, "capture: redact + commit": 0.0}
@@ -156,8 +156,8 @@ def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
                     apply_patch(work, case.patch, check_syntax=check)
                     runs[name].append(time.perf_counter() - start)
                 start = time.perf_counter()
-                args = red.redact(truncate_value({"patch": case.patch}, REDACT_WINDOW_CHARS))
-                step = Step(kind="tool_call", tool="apply_patch", args=truncate_value(args, CAPTURE_TEXT_CHARS))
+                args = redact_bounded(red, {"patch": case.patch}, CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS)
+                step = Step(kind="tool_call", tool="apply_patch", args=args)
                 store.append(tid, [step])
                 runs["capture: redact + commit"].append(time.perf_counter() - start)
             for name, times in runs.items():

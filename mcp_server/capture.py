@@ -33,6 +33,7 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
+from mcp_server.capture_text import redact_bounded
 from mcp_server.close_notifier import CloseNotifier
 from mcp_server.recording import BATCH_ADVICE, MAX_STEPS_PER_CALL, RecordResult, used_skills_step
 from mcp_server.session_key import session_identity
@@ -41,7 +42,6 @@ from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, utc
 from skills_store.protocols import TrajectoryStore
 from skills_store.redact import Redactor
 from skills_store.trajectories.closing import close_with_inferred_outcome
-from skills_store.truncate import truncate_value
 
 log = logging.getLogger(__name__)
 
@@ -49,10 +49,10 @@ log = logging.getLogger(__name__)
 CAPTURE_TEXT_CHARS = 20_000
 #: A secret at most this long that straddles where a stored string is cut is still redacted whole.
 REDACT_MARGIN_CHARS = 4_000
-#: What is redacted of a long string before it is cut to `CAPTURE_TEXT_CHARS`: `truncate_text` keeps 2/3 head and
-#: 1/3 tail, so 3 margins make the tail's margin one and the head's two. Redacting costs ~0.1 us a character, so a
-#: 180 KB release diff costs ~4 ms, not the 9 ms of a 4x window (or the 20 ms of the whole diff).
-REDACT_WINDOW_CHARS = CAPTURE_TEXT_CHARS + 3 * REDACT_MARGIN_CHARS
+#: The most that is redacted of a long string (`capture_text.redact_bounded`): its kept head and tail, each with a
+#: margin on its cut side. Redacting costs ~0.1 us a character, so a 180 KB release diff costs ~3 ms, not the 20 ms
+#: of the whole diff.
+REDACT_WINDOW_CHARS = CAPTURE_TEXT_CHARS + 2 * REDACT_MARGIN_CHARS
 #: Tools whose captured step is committed without an fsync (see `SQLiteTrajectoryStore.append`'s `durable`).
 READ_ONLY_TOOLS = frozenset({"search_skills"})
 
@@ -221,17 +221,18 @@ class SessionCapture:
         red = self.redactor
 
         def step() -> Step:
-            # Cut first to a little more than what is kept, then redact, then cut to size: a 10 MB patch is not
-            # scanned whole, and each boundary of the first cut lies `REDACT_MARGIN_CHARS` or more outside the
-            # part the second one keeps, so every kept secret shorter than that (a PEM key is ~3.2k) is seen whole.
-            wide = truncate_value(dict(args), REDACT_WINDOW_CHARS)
+            # A 10 MB patch is not scanned whole: only what is kept is redacted, with a margin so that a kept secret
+            # shorter than `REDACT_MARGIN_CHARS` (a PEM key is ~3.2k) is seen whole; the marker gives the real size.
+            def bounded(value: Any) -> Any:
+                return redact_bounded(red, value, CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS)
+
             return Step(
                 kind="tool_call",
                 tool=tool,
-                args=truncate_value(red.redact(wide), CAPTURE_TEXT_CHARS),
-                result=truncate_value(red.redact(_plain(record.summary)), CAPTURE_TEXT_CHARS),
+                args=bounded(dict(args)),
+                result=bounded(_plain(record.summary)),
                 ok=record.ok,
-                content=truncate_value(red.redact_text(error or ""), CAPTURE_TEXT_CHARS),
+                content=bounded(error or ""),
                 ts=started_at,
                 duration_s=round(duration, 6),
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,16 @@ async def test_a_long_patch_is_redacted_within_a_bounded_window(test_settings, m
 async def test_a_short_patch_is_kept_whole(test_settings) -> None:
     patch = "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n"
     assert await stored_patch(test_settings, patch) == patch
+
+
+async def test_a_long_patch_keeps_its_redacted_head_and_tail_and_says_how_much_was_left_out(test_settings) -> None:
+    patch = long_patch(300, total=200_000)
+    kept = await stored_patch(test_settings, patch)
+    assert len(kept) <= capture.CAPTURE_TEXT_CHARS
+    head, _, rest = kept.partition("\n[... ")
+    count, _, tail = rest.partition(" characters truncated ...]\n")
+    (marker,) = re.findall(r"\[REDACTED:[a-z-]+\]", head)
+    assert head.replace(marker, SECRET) == patch[: len(head) - len(marker) + len(SECRET)]  # redacted, else as sent
+    assert patch.endswith(tail)
+    stored_of_patch = len(head) - len(marker) + len(SECRET) + len(tail)
+    assert int(count.replace(",", "")) == len(patch) - stored_of_patch  # the size of what is not stored
