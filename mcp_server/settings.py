@@ -50,7 +50,8 @@ class Settings(BaseSettings):
     """Ablation mode (`skillbank serve --no-skills`): `search_skills` is not listed and `run_tests` suggests none."""
     suggest_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     """Suggestions (`run_tests`, the Claude Code hook, the bundled agent's first prompt) carry only skills whose
-    calibrated relevance reaches this; default: the value chosen on the held-out split (docs/benchmarks)."""
+    calibrated relevance reaches this; default: the value chosen on the
+    train split of the labelled set (docs/benchmarks/relevance.md)."""
     review: bool | None = None
     """Newly distilled skills are `candidate`s, served by nothing until `skills approve ID`. Default: on for
     `serve --transport http` (a shared bank), off for stdio and the CLI."""

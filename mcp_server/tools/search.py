@@ -25,8 +25,9 @@ class SkillHit(BaseModel):
     strategy: str
     confidence: float
     score: float
-    """The ranking score in [0, 1]: 1 means ranked first by both the vector and the keyword side. Not a
-    probability (nearly every first hit scores near 1): `relevance` is."""
+    """The fused retrieval score in [0, 1]: 1 means ranked first by both the vector and the keyword side. Not a
+    probability (nearly every first hit scores near 1), and no longer the order: hits are ordered by `relevance`
+    (times the skill's confidence prior)."""
     tags: list[str]
     language: str | None
     repo: str | None
