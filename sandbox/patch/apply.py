@@ -7,6 +7,7 @@ but never runs it: a new file whole, a changed one in the top-level blocks the p
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -49,12 +50,21 @@ def drop_stale_bytecode(paths: Iterable[Path]) -> None:
     Python trusts `__pycache__/<name>.*.pyc` when the source's mtime (in whole seconds) and size match, so a
     same-size edit within the second after the last import would run the old code in the next test run.
     """
+    listed: dict[Path, list[str]] = {}  # each __pycache__ read once, not globbed per file (a glob compiles a regex)
     for path in paths:
         if path.suffix != ".py":
             continue
-        for cached in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
-            with contextlib.suppress(OSError):
-                cached.unlink()
+        cache = path.parent / "__pycache__"
+        if cache not in listed:
+            try:
+                listed[cache] = os.listdir(cache)
+            except OSError:
+                listed[cache] = []
+        prefix = f"{path.stem}."
+        for name in listed[cache]:
+            if name.startswith(prefix) and name.endswith(".pyc") and len(name) >= len(prefix) + len(".pyc"):
+                with contextlib.suppress(OSError):
+                    (cache / name).unlink()
 
 
 def _syntax_issues(entry: Entry) -> list[SyntaxIssue]:
