@@ -18,7 +18,7 @@ from skills_store.models import Skill
 from skills_store.search.filters import Filters
 from skills_store.search.plan import FilterPlan
 from skills_store.search.query import analyze, fts_match_expression
-from skills_store.search.relevance import Signature, hit_features, keyword_model
+from skills_store.search.relevance import RELEVANCE_DEPTH, Signature, hit_features, keyword_model
 
 #: Query terms found in more than this fraction of the skills (and in more than COMMON_FLOOR) are not matched.
 COMMON_FRACTION = 0.1
@@ -102,22 +102,24 @@ def quick_search(
     home: Path, query: str, k: int = 3, *, filters: Filters | None = None, threshold: float = 0.0
 ) -> list[Skill]:
     """Keyword-only search of the catalog under `home`, importing no model and no Chroma (for hooks): the active
-    skills whose keyword-only relevance (`search.relevance`) reaches `threshold`, best first.
+    skills whose keyword-only relevance (`search.relevance`) reaches `threshold`, most relevant first.
 
-    Returns [] when there is no catalog yet. Does not count uses.
+    Relevance is computed over the first `RELEVANCE_DEPTH` hits whatever `k`, as the full search does (its margins
+    compare a hit with the others). Returns [] when there is no catalog yet. Does not count uses.
     """
     path = home / "catalog.db"
     if not path.is_file():
         return []
     parts = analyze(query)
+    depth = max(k, RELEVANCE_DEPTH)
     with Catalog(path, readonly=True) as catalog:
         total = catalog.count()
         plan = FilterPlan.make(catalog, filters or Filters(), total, exact_limit=100_000)
-        hits = KeywordIndex(catalog).search(parts.keywords, 3 * k, plan)
+        hits = KeywordIndex(catalog).search(parts.keywords, 3 * depth, plan)
         found = {s.skill_id: s for s in catalog.get([sid for sid, _ in hits])}
-    ranked = [(found[sid], bm25) for sid, bm25 in hits if sid in found and found[sid].status == "active"][:k]
+    ranked = [(found[sid], bm25) for sid, bm25 in hits if sid in found and found[sid].status == "active"][:depth]
     sig, model = Signature.of(parts), keyword_model()
-    out: list[Skill] = []
+    scored: list[tuple[float, int, Skill]] = []
     for i, (skill, bm25) in enumerate(ranked):
         other = max((b for j, (_, b) in enumerate(ranked) if j != i), default=None)
         features = hit_features(
@@ -130,6 +132,7 @@ def quick_search(
             ranks={"keyword": i + 1},
             fused=None,
         )
-        if model.predict(features) >= threshold:
-            out.append(skill)
-    return out
+        relevance = model.predict(features)
+        if relevance >= threshold:
+            scored.append((relevance, i, skill))
+    return [skill for _, _, skill in sorted(scored, key=lambda t: (-t[0], t[1]))[:k]]
