@@ -2,7 +2,9 @@
 
 An error line names an exception type, optionally dotted (`json.decoder.JSONDecodeError`), whose last part
 starts with a capital and ends in `Error`, `Exception`, `Warning`, `Exit`, `Interrupt`, `Iteration` or `Failed`
-(pytest's `Failed`), then `: message` or nothing. pytest's `E   ` prefix is dropped. `raise KeyError(k)` is code,
+(pytest's `Failed`), or is one of the well-known exceptions named otherwise (`subprocess.TimeoutExpired`,
+`ExceptionGroup`, `zipfile.BadZipFile`, ...: `OTHER_EXCEPTIONS`), then `: message` or nothing. pytest's `E   ` prefix
+is dropped. `raise KeyError(k)` is code,
 not an error line: after the type comes a colon or the end of the line, nothing else.
 """
 
@@ -11,8 +13,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+#: Exceptions of the standard library and of the most used test and HTTP libraries whose names do not end in one of
+#: the suffixes (a failure that ends in `subprocess.TimeoutExpired: ...` was otherwise searched as plain words).
+OTHER_EXCEPTIONS = (
+    "TimeoutExpired", "BaseExceptionGroup", "ExceptionGroup", "RemoteDisconnected", "IncompleteRead",
+    "BadZipFile", "BadGzipFile", "ConnectTimeout", "ReadTimeout", "DoesNotExist",
+    "MultipleObjectsReturned", "ImproperlyConfigured", "SuspiciousOperation",
+)  # fmt: skip
 #: The exception type of an error line; group 1 of the patterns below.
-ERROR_TYPE = r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|Failed)"
+ERROR_TYPE = (
+    r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt|Iteration|Failed)"
+    rf"|(?:{'|'.join(OTHER_EXCEPTIONS)})\b)"
+)
 _TAIL = r"(?::[ \t]*(.*?))?\s*$"
 _AT_START = re.compile(rf"^(?:E\s+)?({ERROR_TYPE}){_TAIL}")
 #: Inside a line, after a space, `(`, `[` or `-` (`FAILED t.py::x - KeyError: 'a'`).
@@ -37,7 +49,7 @@ class ErrorLine:
     @property
     def raised(self) -> bool:
         """An exception that was raised (`...Error`, `...Exception`), not a warning or an exit."""
-        return self.type.endswith(_RAISED)
+        return self.type.endswith(_RAISED) or self.type in OTHER_EXCEPTIONS
 
     @property
     def text(self) -> str:

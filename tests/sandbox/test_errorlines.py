@@ -16,6 +16,9 @@ from sandbox.errorlines import last_error_line, parse_error_line
         ("DeprecationWarning: use spam", "DeprecationWarning", "use spam"),
         ("StopIteration", "StopIteration", ""),
         ("  SystemExit:   2  ", "SystemExit", "2"),
+        ("subprocess.TimeoutExpired: Command 'x' timed out", "subprocess.TimeoutExpired", "Command 'x' timed out"),
+        ("E   ExceptionGroup: unhandled errors (1 sub)", "ExceptionGroup", "unhandled errors (1 sub)"),
+        ("zipfile.BadZipFile: File is not a zip file", "zipfile.BadZipFile", "File is not a zip file"),
     ],
 )
 def test_error_lines_give_their_type_and_message(line: str, qualified: str, message: str) -> None:
@@ -26,7 +29,18 @@ def test_error_lines_give_their_type_and_message(line: str, qualified: str, mess
 
 @pytest.mark.parametrize(
     "line",
-    ["raise KeyError(key)", "collected 3 items", "errors: 3", "terror: night", "", "MyErrorHandler: x", "Failedness"],
+    [
+        "raise KeyError(key)",
+        "collected 3 items",
+        "errors: 3",
+        "terror: night",
+        "",
+        "MyErrorHandler: x",
+        "Failedness",
+        "raise TimeoutExpired(cmd, timeout)",
+        "TimeoutExpiredHandler: x",
+        "Timeout: 30 s",
+    ],
 )
 def test_code_and_prose_are_not_error_lines(line: str) -> None:
     assert parse_error_line(line) is None
@@ -59,3 +73,9 @@ def test_the_last_raised_error_of_an_output_is_chosen_over_warnings_and_bare_typ
     assert found is not None
     assert found.text == "ModuleNotFoundError: No module named 'yaml'"
     assert last_error_line("all good\n1 passed") is None
+
+
+def test_a_run_that_ends_in_a_well_known_exception_without_an_error_suffix_names_it() -> None:
+    found = last_error_line("Traceback ...\n  ...\nsubprocess.TimeoutExpired: Command '['sleep', '9']' timed out\n")
+    assert found is not None
+    assert (found.type, found.raised) == ("TimeoutExpired", True)
