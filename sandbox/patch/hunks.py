@@ -31,7 +31,9 @@ class FileOutcome:
     text: TextFile | None = None
     """The new text; None when some hunk failed."""
     changed: list[tuple[int, int]] = field(default_factory=list)
-    """`[start, end)` line ranges of the new text that the hunks wrote (context included)."""
+    """`[start, end)` line ranges of the new text that the hunks added; an empty range where they only removed
+    lines. Context lines are not in them: they are the file's own, and the syntax check need not look at the
+    blocks that only hold some."""
 
     @property
     def failed(self) -> list[HunkResult]:
@@ -72,8 +74,8 @@ def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> 
         assert match is not None
         lines += original.lines[pos : match.start]
         eols += original.eols[pos : match.start]
-        new_lines, new_eols = _replacement(original, result.hunk, match, informative, dominant)
-        changed.append((len(lines), len(lines) + len(new_lines)))
+        new_lines, new_eols, written = _replacement(original, result.hunk, match, informative, dominant)
+        changed += [(len(lines) + start, len(lines) + end) for start, end in written]
         lines += new_lines
         eols += new_eols
         pos = match.start + match.length
@@ -92,23 +94,29 @@ def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> 
 
 def _replacement(
     original: TextFile, hunk: Hunk, match: Match, informative: bool, dominant: str | None
-) -> tuple[list[str], list[str]]:
+) -> tuple[list[str], list[str], list[tuple[int, int]]]:
+    """The hunk's new lines and their endings, and the ranges of them it added (empty where it only removed)."""
     body = hunk.lines[match.trim_front : len(hunk.lines) - match.trim_back]
     shift = _indent_shift(body, original.lines, match.start) if match.comparator in _REINDENT_COMPARATORS else None
     lines: list[str] = []
     eols: list[str] = []
+    written: list[tuple[int, int]] = []
     ptr = match.start
     for line in body:
         if line.op == " ":
             lines.append(original.lines[ptr])
             eols.append(original.eols[ptr])
             ptr += 1
-        elif line.op == "-":
+            continue
+        joins = bool(written) and written[-1][1] == len(lines)  # extends the run of changes it follows
+        start = written.pop()[0] if joins else len(lines)
+        if line.op == "-":
             ptr += 1
         else:
             lines.append(_reindent(line.text, shift))
             eols.append(_added_eol(line, informative, dominant))
-    return lines, eols
+        written.append((start, len(lines)))
+    return lines, eols, written
 
 
 def _added_eol(line: HunkLine, informative: bool, dominant: str | None) -> str:
