@@ -6,6 +6,9 @@ from itertools import pairwise
 from pathlib import Path
 
 from sandbox.patch import apply_patch
+from sandbox.patch.hunks import apply_hunks
+from sandbox.patch.parse import parse_patch
+from sandbox.patch.textfile import TextFile
 from sandbox.syntax import changed_syntax_error, split_blocks, syntax_error
 
 
@@ -106,3 +109,17 @@ def test_a_future_import_moved_below_code_by_the_patch_is_reported() -> None:
     lines = _long_module()
     lines.insert(3, "from __future__ import annotations")
     assert _check(lines, [(3, 4)]) == (4, "from __future__ imports must occur at the beginning of the file")
+
+
+def test_the_lines_a_hunk_wrote_are_its_added_lines_and_where_it_removed_some_never_its_context() -> None:
+    original = TextFile.decode("".join(f"line {n}\n" for n in range(12)).encode())
+    patch = (
+        "--- a/m.txt\n+++ b/m.txt\n@@ -2,8 +2,8 @@\n line 1\n line 2\n line 3\n-line 4\n+LINE 4\n+line 4b\n line 5\n"
+        " line 6\n-line 7\n line 8\n"
+    )
+    (section,) = parse_patch(patch)
+    outcome = apply_hunks(original, section.hunks, informative=False)
+    assert outcome.text is not None
+    assert outcome.changed == [(4, 6), (8, 8)]  # "LINE 4", "line 4b"; then where "line 7" was
+    assert outcome.text.lines[4:6] == ["LINE 4", "line 4b"]
+    assert outcome.text.lines[7:9] == ["line 6", "line 8"]
