@@ -113,9 +113,10 @@ every comparison is within one run):
 - Against the code before these changes (7 trials, the two alternating, load ~3): skillbank 467 and 463 ms before,
   383 and 399 ms after, for the 8 diffs (-16%); the ratios, 2.76x and 2.90x before, 3.09x and 2.09x after, move
   with `git apply`'s own time, which went from 124 to 191 ms between runs.
-- Not done: compiling in a worker process while the files are written (a thread cannot overlap them: `compile()`
-  holds the GIL). It would save at most the shorter of the two, some 40-70 ms for the 8 diffs at this load, for a
-  second process in the server's lifecycle.
+- Not kept: the syntax check of big patches in a forked child while the parent writes the files (a thread cannot
+  overlap them: `compile()` holds the GIL). In-process, alternating, 3 rounds: 253, 238, 208 ms with the fork vs
+  156, 160, 212 ms without; the fork and the copy-on-write faults of both processes cost more than the overlap
+  saves. A spawned worker would have to be sent every changed file.
 """
 
 
