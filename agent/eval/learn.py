@@ -101,15 +101,14 @@ def distill(store: SQLiteTrajectoryStore, bank: SkillBank) -> PassReport:
 
 
 def skill_lookup(bank: SkillBank, k: int = 3):  # type: ignore[no-untyped-def]
-    """Skills for a list of failure queries: the best `k` over all of them, each query searched once."""
+    """Skills for a list of failure queries, as `run_tests` suggests them: at most `k` over the first three
+    failures, only those whose calibrated relevance reaches the threshold, most relevant first; often none.
+
+    The same cut as the product's (issue 11: distracting skills made agents worse than none), so the eval measures
+    what an agent is really shown; the top hits of a plain search would put three skills in every prompt.
+    """
 
     def lookup(queries: list[str]) -> list[Skill]:
-        found: dict[str, tuple[float, Skill]] = {}
-        for query in queries[:3] or []:
-            for hit in bank.search(query[:8000], k=k):
-                current = found.get(hit.skill.skill_id)
-                if current is None or hit.score > current[0]:
-                    found[hit.skill.skill_id] = (hit.score, hit.skill)
-        return [skill for _, skill in sorted(found.values(), key=lambda item: -item[0])[:k]]
+        return [hit.skill for hit in bank.suggest_for_failures([q[:8000] for q in queries[:3]], k=k)]
 
     return lookup
