@@ -86,12 +86,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args(argv)
     clean = fetch_suite()
+    buggy = buggy_copy(clean)
     config = RunnerConfig(test_python=sys.executable)
     plain = config.model_copy(update={"local": LocalConfig(use_bwrap=False)})
     docker_reason = docker_problem(config.docker_image)
 
     runners: dict[str, Callable[[], object]] = {}
-    for label, ws in (("", clean), (", injected bug", buggy_copy(clean))):
+    for label, ws in (("", clean), (", injected bug", buggy)):
         runners[f"bare `python -m pytest` (baseline){label}"] = partial(bare, ws)
         runners[f"run_tests, local backend{label}"] = partial(run_tests, ws, backend="local", config=config)
         runners[f"run_tests, local without bubblewrap{label}"] = partial(run_tests, ws, backend="local", config=plain)
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
             times[name].append(seconds)
     if docker_reason is None:
         with open_client() as client:
-            for ws in (clean, buggy_copy(clean)):
+            for ws in (clean, buggy):
                 stop_containers(client, ws.resolve())
     medians = {name: statistics.median(values) for name, values in times.items()}
     markdown, missed = report(medians, times, checks, docker_reason, args.rounds)

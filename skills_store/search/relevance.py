@@ -68,18 +68,9 @@ HYBRID_FEATURES = (
     "keyword_rr",
     "fused",
 )
-KEYWORD_FEATURES = (
-    "error_query",
-    "signature",
-    "type_match",
-    "type_other",
-    "template",
-    "quoted",
-    "rule",
-    "bm25",
-    "bm25_margin",
-    "keyword_rr",
-)
+VECTOR_FEATURES = frozenset({"cosine", "cosine_margin", "type_cosine", "vector_rr", "fused"})
+"""What only a search with the vector side knows; the keyword-only model (the Claude Code hook) has the rest."""
+KEYWORD_FEATURES = tuple(name for name in HYBRID_FEATURES if name not in VECTOR_FEATURES)
 
 
 @dataclass(frozen=True)
