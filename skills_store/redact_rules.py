@@ -259,7 +259,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "cli-secret",
-        r"(?<![\w-])(?:-u|--user)[ =][\"']?[^\s:\"'/@]{1,128}:(?P<s>[^\s\"'@]{1,256})",
+        r"-(?<![\w-]-)(?:u|-user)[ =][\"']?[^\s:\"'/@]{1,128}:(?P<s>[^\s\"'@]{1,256})",
         "-u",
         group="s",
         check=_group_ok(lambda v: value_ok(v) and len(v) >= 4),
