@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 from mcp.server.mcpserver import MCPServer
 
+from mcp_server import stdio
 from mcp_server.deps import TOOL_MODULES, Deps
 from mcp_server.toolset import ToolSet
 
@@ -82,7 +83,7 @@ def run_stdio(server: MCPServer) -> None:
     and every editor that probes servers would wait for that. The embedder worker is killed (it would leave by
     itself when its pipe closes, up to a torch import later).
     """
-    anyio.run(server.run_stdio_async)
+    anyio.run(stdio.serve, server)
     worker = sys.modules.get("skills_store.embedders.worker")
     if worker is not None:  # a model still loading in its worker process: killed, not awaited
         worker.stop_workers()

@@ -1,0 +1,126 @@
+"""stdio without a thread per message: the wire read and written from the event loop.
+
+The SDK's `stdio_server` wraps stdin and stdout in `anyio.wrap_file`, so every line read, every write and every
+flush is a hop to a worker thread and back: three per tool call, ~0.12 ms each on a quiet 2-core machine (more
+under load, where each hop waits for a core), a third of what a bare stdio tool costs. Here the read end is
+non-blocking and waited on with the event loop's poller, and a reply is written straight to the pipe once the
+poller says it has room (a write larger than the room left blocks only until the client reads, as a thread's would).
+
+Only pipes and sockets take this path (`usable`); a terminal or a file keeps the SDK's own streams, so a
+non-blocking flag never leaks to a shell. As the SDK does, while serving fd 0 reads the null device and fd 1
+writes to stderr, so a stray `print` or a child's output never lands on the wire; both are restored on exit.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import select
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+
+#: The most read from the pipe at once (a 10 MB patch arrives in a few reads).
+CHUNK = 1 << 20
+
+
+def usable(fd: int) -> bool:
+    """A pipe or a socket: something the event loop's poller can wait on."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+class LineReader:
+    """`async for line in reader`: the lines of a non-blocking descriptor, decoded as UTF-8 (bad bytes replaced)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = bytearray()
+        self._scanned = 0
+        self._eof = False
+        self._decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+
+    def __aiter__(self) -> LineReader:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            end = self._buffer.find(b"\n", self._scanned)
+            if end >= 0:
+                line = bytes(self._buffer[: end + 1])
+                del self._buffer[: end + 1]
+                self._scanned = 0
+                return self._decode(line)
+            self._scanned = len(self._buffer)
+            if self._eof:
+                if not self._buffer:
+                    raise StopAsyncIteration
+                rest = bytes(self._buffer)
+                self._buffer.clear()
+                return self._decode(rest, final=True)
+            try:
+                chunk = os.read(self.fd, CHUNK)
+            except BlockingIOError:
+                await anyio.wait_readable(self.fd)
+                continue
+            if chunk:
+                self._buffer += chunk
+            else:
+                self._eof = True
+
+
+class PipeWriter:
+    """`await writer.write(text)`: written from the event loop, waiting for room in the pipe first."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            _, ready, _ = select.select([], [self.fd], [], 0)
+            if not ready:
+                await anyio.wait_writable(self.fd)
+            data = data[os.write(self.fd, data) :]
+
+    async def flush(self) -> None:
+        """Nothing is buffered."""
+
+
+@contextmanager
+def claimed(read_fd: int = 0, write_fd: int = 1) -> Iterator[tuple[int, int]]:
+    """Private duplicates of the wire (the read one non-blocking); meanwhile `read_fd` reads the null device and
+    `write_fd` writes to stderr."""
+    wire_in, wire_out = os.dup(read_fd), os.dup(write_fd)
+    flags = os.get_blocking(wire_in)
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, read_fd)
+        os.close(null)
+        os.dup2(2, write_fd)
+        os.set_blocking(wire_in, False)
+        yield wire_in, wire_out
+    finally:
+        os.set_blocking(wire_in, flags)
+        os.dup2(wire_in, read_fd)
+        os.dup2(wire_out, write_fd)
+        os.close(wire_in)
+        os.close(wire_out)
+
+
+async def serve(server: MCPServer) -> None:
+    """Serve `server` over this process's stdin and stdout until the client closes stdin."""
+    if not (usable(0) and usable(1)):
+        await server.run_stdio_async()
+        return
+    lowlevel = server._lowlevel_server  # what `MCPServer.run_stdio_async` runs, with our streams
+    with claimed() as (wire_in, wire_out):
+        async with stdio_server(LineReader(wire_in), PipeWriter(wire_out)) as (read, write):  # type: ignore[arg-type]
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())

@@ -1,0 +1,135 @@
+"""The stdio wire read and written from the event loop (`mcp_server.stdio`), and a real server over it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from mcp_server.stdio import LineReader, PipeWriter, claimed, usable
+
+pytestmark = pytest.mark.anyio
+
+
+async def lines_of(chunks: list[bytes]) -> list[str]:
+    """What `LineReader` yields for these chunks, each written separately (the reader sees them one by one)."""
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    received: list[str] = []
+
+    async def feed() -> None:
+        for chunk in chunks:
+            os.write(write_fd, chunk)
+            await anyio.sleep(0.01)
+        os.close(write_fd)
+
+    try:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(feed)
+                received = [line async for line in LineReader(read_fd)]
+    finally:
+        os.close(read_fd)
+    return received
+
+
+async def test_lines_split_across_reads_come_back_whole_with_their_newlines() -> None:
+    got = await lines_of([b'{"a": 1}\n{"b":', b" 2}\n", b'{"c": 3}\n'])
+    assert got == ['{"a": 1}\n', '{"b": 2}\n', '{"c": 3}\n']
+
+
+async def test_a_character_split_between_two_reads_is_decoded_once_and_bad_bytes_are_replaced() -> None:
+    snowman = "☃".encode()
+    got = await lines_of([b'"' + snowman[:1], snowman[1:] + b'"\n', b"\xff\n"])
+    assert got == ['"☃"\n', "\ufffd\n"]
+
+
+async def test_a_last_line_without_a_newline_is_still_delivered_and_then_the_reader_ends() -> None:
+    assert await lines_of([b"one\ntwo"]) == ["one\n", "two"]
+    assert await lines_of([]) == []
+
+
+async def test_a_reply_bigger_than_the_pipe_arrives_whole_while_the_client_reads_slowly() -> None:
+    read_fd, write_fd = os.pipe()
+    message = "x" * (3 << 20) + "\n"  # a pipe holds 64 KB
+    received = bytearray()
+
+    def client() -> None:
+        while chunk := os.read(read_fd, 4096):
+            received.extend(chunk)
+
+    reader = threading.Thread(target=client)
+    reader.start()
+    try:
+        with anyio.fail_after(20):
+            await PipeWriter(write_fd).write(message)
+            await PipeWriter(write_fd).flush()
+    finally:
+        os.close(write_fd)
+        reader.join(10)
+        os.close(read_fd)
+    assert received.decode() == message
+
+
+def test_only_pipes_and_sockets_take_the_event_loop_path(tmp_path: Path) -> None:
+    read_fd, write_fd = os.pipe()
+    with (tmp_path / "f").open("w") as plain:
+        assert usable(read_fd)
+        assert usable(write_fd)
+        assert not usable(plain.fileno())
+    os.close(read_fd)
+    os.close(write_fd)
+    assert not usable(write_fd)  # closed
+
+
+def test_while_claimed_the_standard_fds_read_null_and_write_to_stderr_and_come_back_after(tmp_path: Path) -> None:
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    fd_in, fd_out = os.dup(in_r), os.dup(out_w)  # stand-ins for fds 0 and 1
+    try:
+        with claimed(fd_in, fd_out) as (wire_in, wire_out):
+            assert not os.get_blocking(wire_in)
+            os.write(in_w, b"for the wire\n")
+            assert os.read(fd_in, 100) == b""  # the null device
+            assert os.fstat(fd_out).st_ino == os.fstat(2).st_ino  # a stray write goes to stderr
+            os.write(wire_out, b"reply\n")
+            assert os.read(out_r, 100) == b"reply\n"
+        assert os.get_blocking(fd_in)
+        assert os.read(fd_in, 100) == b"for the wire\n"  # fd_in is the wire again
+        os.write(fd_out, b"after\n")
+        assert os.read(out_r, 100) == b"after\n"
+    finally:
+        for fd in (in_r, in_w, out_r, out_w, fd_in, fd_out):
+            os.close(fd)
+
+
+async def test_a_real_server_answers_every_call_over_pipes_and_serves_a_non_pipe_stdin_the_sdks_way(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "test_ok.py").write_text("def test_ok():\n    print('output of the test')\n")
+    env = {
+        **os.environ, "SKILLBANK_HOME": str(tmp_path / "home"), "SKILLBANK_EMBEDDER": "hash",
+        "SKILLBANK_TEST_PYTHON": sys.executable, "SKILLBANK_SANDBOX": "local",
+    }  # fmt: skip
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_server", "serve", "--workspace", str(tmp_path)], env=env
+    )
+    with anyio.fail_after(120):
+        async with Client(params) as client:
+            for i in range(20):
+                found = await client.call_tool("search_skills", {"query": f"KeyError: 'k{i}'", "k": 2})
+                assert not found.is_error, found.content
+            ran = await client.call_tool("run_tests", {})
+            assert not ran.is_error, ran.content
+            assert ran.structured_content["status"] == "passed", ran.structured_content["output_tail"]
+    done = subprocess.run(  # the same server on a regular file as stdin: the SDK's own streams, still served
+        [sys.executable, "-m", "mcp_server", "serve", "--workspace", str(tmp_path)], env=env, stdin=subprocess.DEVNULL,
+        capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
