@@ -1,12 +1,16 @@
 """The search entry point: one query through filters, both sides, fusion, hydration and the confidence prior.
 
     filters (validated by the bank) -> FilterPlan (once, shared)
-    query   -> analyze -> keywords -> KeywordIndex (SQLite FTS5, in a worker thread)
-                       -> embed_text -> embedder -> vector_hits (Chroma HNSW, or exact over the candidates)
+    query   -> analyze -> keywords -> KeywordIndex (SQLite FTS5)
+                       -> embed_text -> embedder -> vector_hits (the exact in-memory copy of the vectors, Chroma's
+                                                   HNSW index for a store too large to copy, or exact over the
+                                                   candidates of a selective filter)
     both rankings -> fuse (RRF, weights by query kind) -> hydrate from the catalog (active skills only)
                   -> relevance (calibrated, `search.relevance`) -> order by relevance x confidence prior
 
-The keyword side runs in a worker while this thread embeds the query: SQLite and torch both release the GIL.
+The keyword side runs while the query is embedded: in this thread when the model runs in a worker process (the
+server: the request goes down the pipe first, `Embedder.submit`), else in a worker thread while this one embeds
+(SQLite and torch both release the GIL).
 `SkillBank` owns the consistency around a search (refreshing a stale index, counting uses); this module only
 ranks.
 """
@@ -23,6 +27,7 @@ from skills_store.models import Skill
 from skills_store.search.filters import Filters
 from skills_store.search.fusion import FusionConfig, Ranked, ScoredSkill, SearchMode, fuse
 from skills_store.search.keyword import KeywordIndex
+from skills_store.search.mirror import ExactScores, VectorMirror
 from skills_store.search.plan import FilterPlan
 from skills_store.search.query import QueryParts, analyze
 from skills_store.search.relevance import RELEVANCE_DEPTH, Signature, hit_features, hybrid_model, keyword_model
@@ -40,6 +45,9 @@ class SearchConfig:
     exact_limit: int = 4096
     """Filtered searches that leave at most this many candidates score them exactly (no ANN)."""
     pool: int = 25
+    mirror_limit: int = 25_000
+    """Up to this many skills, the vector side scores an in-memory copy of every vector exactly (1.5 KB a skill at
+    384 dimensions; `search.mirror`); above, it queries Chroma's HNSW index. 0: always Chroma."""
     """How many hits each side contributes before fusion (at least 4 x k)."""
     fusion: FusionConfig = field(default_factory=FusionConfig)
 
@@ -62,6 +70,7 @@ class SkillSearch:
         self.embedder = embedder
         self.config = config
         self.keywords = KeywordIndex(catalog)
+        self.mirror = VectorMirror(catalog, config.mirror_limit)
         self._queries = queries
         """Held shared around vector queries: the bank reopens the Chroma client under it, exclusively."""
         self._worker = worker
@@ -80,25 +89,45 @@ class SkillSearch:
         parts = analyze(query)
         pool = max(self.config.pool, 4 * k)
         vec: list[tuple[str, float]] = []
-        kw: list[tuple[str, float]] = []
-        pending = self._worker().submit(self.keywords.search, parts.keywords, pool, plan) if mode != "vector" else None
-        qv = None
-        if mode in ("hybrid", "vector"):
-            qv = self.embedder.embed([parts.embed_text])[0]
+        qv, exact = None, None
+        if mode == "keyword":
+            kw = self.keywords.search(parts.keywords, pool, plan)
+        else:
+            qv, kw = self._embed_and_keywords(parts, pool, plan, keywords=mode == "hybrid")
+            exact = self._exact(qv) if plan.candidates is None else None  # a selective filter scores its candidates
             with self._queries.read():
-                vec = vector_hits(self.store, self.catalog, qv, pool, plan)
-        if pending is not None:
-            kw = pending.result()
+                vec = vector_hits(self.store, self.catalog, qv, pool, plan, exact)
         ranked = fuse(vec, kw, mode, self.config.fusion, error_query=bool(parts.error_lines))
         if mode == "vector":
             return self._hydrate(ranked, k)
         # Relevance is computed over the same RELEVANCE_DEPTH hits whatever `k` (its margins compare a hit with the
         # others), and the order by relevance decides which `k` are returned.
         out = self._hydrate(ranked, max(k, RELEVANCE_DEPTH))
-        self._relevance(out, parts, dict(vec) if qv is not None else None, dict(kw), qv)
+        self._relevance(out, parts, dict(vec) if qv is not None else None, dict(kw), qv, exact)
         if mode == "keyword":
             out = sorted(out, key=lambda h: (-(h.relevance or 0.0), -h.score))
         return (self.config.fusion.rerank_by_confidence(out) if mode == "hybrid" else out)[:k]
+
+    def _embed_and_keywords(
+        self, parts: QueryParts, pool: int, plan: FilterPlan, *, keywords: bool
+    ) -> tuple[np.ndarray, list[tuple[str, float]]]:
+        """The query vector and (`keywords`) the keyword side's hits, computed at the same time."""
+        submit = getattr(self.embedder, "submit", None)
+        wait = submit([parts.embed_text]) if submit is not None else None
+        if wait is not None:  # the model encodes in its own process meanwhile
+            try:
+                kw = self.keywords.search(parts.keywords, pool, plan) if keywords else []
+            finally:
+                qv = wait()[0]
+            return qv, kw
+        pending = self._worker().submit(self.keywords.search, parts.keywords, pool, plan) if keywords else None
+        qv = self.embedder.embed([parts.embed_text])[0]
+        return qv, pending.result() if pending is not None else []
+
+    def _exact(self, qv: np.ndarray) -> ExactScores | None:
+        """The query scored against the in-memory copy of the vectors; None where Chroma answers (`search.mirror`)."""
+        snapshot = self.mirror.snapshot(len(qv))
+        return snapshot.score(qv) if snapshot is not None else None
 
     def _hydrate(self, ranked: Ranked, k: int) -> list[ScoredSkill]:
         """The first `k` ranked ids that the catalog still holds as active skills (candidates await review; a
@@ -121,13 +150,14 @@ class SkillSearch:
         cosines: dict[str, float] | None,
         bm25: dict[str, float],
         qv: np.ndarray | None,
+        exact: ExactScores | None = None,
     ) -> None:
         """Give each hit its calibrated relevance; hits the vector side did not return get their exact cosine."""
         if not hits:
             return
         if cosines is not None and qv is not None:
             missing = [h.skill.skill_id for h in hits if h.skill.skill_id not in cosines]
-            cosines.update(stored_cosines(self.catalog, missing, qv))
+            cosines.update(exact.cosines(missing) if exact is not None else stored_cosines(self.catalog, missing, qv))
         model = hybrid_model() if cosines is not None else keyword_model()
         sig = Signature.of(parts)
         for hit in hits:
@@ -156,8 +186,9 @@ class SkillSearch:
         qv = self.embedder.embed([skill.document()])[0]
         filters = Filters(skill.language, skill.repo) if same_scope else Filters()
         plan = FilterPlan.make(self.catalog, filters, total, self.config.exact_limit)
+        exact = self._exact(qv)
         with self._queries.read():
-            hits = vector_hits(self.store, self.catalog, qv, k + 1, plan)
+            hits = vector_hits(self.store, self.catalog, qv, k + 1, plan, exact)
         found = {s.skill_id: s for s in self.catalog.get([sid for sid, _ in hits])}
         out = [
             ScoredSkill(found[sid], sim, {"vector": i + 1})

@@ -1,11 +1,12 @@
 """The vector side of search: the skills nearest to a query vector that match the filters.
 
 The plan (`search.plan`) decides how, from the filter's selectivity:
-- no filter: the HNSW index (Chroma);
+- no filter: the exact in-memory copy of the vectors (`search.mirror`), or the HNSW index (Chroma) for a store
+  too large to copy;
 - a selective filter (at most `exact_limit` matches): exact cosine scores over the matching skills' stored
   vectors, faster than Chroma's `where` (~60 ms at 100k skills) and exact;
-- an unselective filter: over-fetch from the HNSW index in proportion to the selectivity and keep the matches,
-  falling back to Chroma's `where` only when too few survive.
+- an unselective filter: over-fetch (from the copy, else the HNSW index) in proportion to the selectivity and keep
+  the matches, falling back to Chroma's `where` only when too few survive.
 """
 
 from __future__ import annotations
@@ -19,15 +20,23 @@ from skills_store.search.plan import FilterPlan
 
 if TYPE_CHECKING:
     from skills_store.protocols import SkillStore
+    from skills_store.search.mirror import ExactScores
 
 
 def vector_hits(
-    store: SkillStore, catalog: Catalog, qv: np.ndarray, n: int, plan: FilterPlan
+    store: SkillStore, catalog: Catalog, qv: np.ndarray, n: int, plan: FilterPlan, exact: ExactScores | None = None
 ) -> list[tuple[str, float]]:
-    """The `n` skills nearest to `qv` that match the plan's filters, with cosine similarity, best first."""
+    """The `n` skills nearest to `qv` that match the plan's filters, with cosine similarity, best first.
+
+    `exact`: the query's scores against the in-memory copy of the vectors, used instead of Chroma's index.
+    """
     filters, total, candidates, matched = plan.filters, plan.total, plan.candidates, plan.matched
+
+    def nearest(count: int) -> list[tuple[str, float]]:
+        return exact.nearest(count) if exact is not None else store.query(qv, count)
+
     if not filters.active:
-        return store.query(qv, min(n, total))
+        return nearest(min(n, total))
     if matched == 0:
         return []
     if candidates is not None and plan.vectors is not None:
@@ -35,7 +44,7 @@ def vector_hits(
         top = np.argsort(-sims)[:n]
         return [(candidates[i], float(sims[i])) for i in top]
     want = min(total, int(n * total / max(matched, 1) * 1.5) + n)
-    hits = store.query(qv, want)
+    hits = nearest(want)
     allowed = plan.allowed(catalog, [sid for sid, _ in hits])
     kept = [(sid, sim) for sid, sim in hits if sid in allowed][:n]
     if len(kept) < min(n, matched) and want < total:

@@ -70,6 +70,23 @@ def test_traceback_finds_the_missing_module_skill_first_in_every_mode(bank: Skil
         assert hits[0].skill.skill_id == "missing-module", mode
 
 
+def test_a_model_in_a_worker_process_ranks_as_the_same_model_in_process(bank: SkillBank) -> None:
+    """With a worker, the keyword side runs while the worker encodes (`Embedder.submit`); nothing else changes."""
+    from skills_store.embedders import CachedEmbedder
+    from skills_store.embedders.worker import WorkerEmbedder
+
+    queries = [TRACEBACK, "KeyError: 'name'", "cannot read properties of undefined", "circular import"]
+    expected = [[(h.skill.skill_id, h.relevance) for h in bank.search(q, 4, count_use=False)] for q in queries]
+    worker = WorkerEmbedder("hash")
+    try:
+        bank.embedder = bank.searcher.embedder = CachedEmbedder(worker)
+        assert [[(h.skill.skill_id, h.relevance) for h in bank.search(q, 4, count_use=False)] for q in queries] == (
+            expected
+        )
+    finally:
+        worker.close()
+
+
 def test_hybrid_score_is_one_when_both_sides_rank_a_skill_first(bank: SkillBank) -> None:
     bank.config.search.fusion.confidence_weight = 0.0
     top = bank.search(TRACEBACK, 1, count_use=False)[0]
@@ -220,6 +237,7 @@ def test_similar_finds_near_duplicates_in_the_same_scope_only(bank: SkillBank, s
 def test_reopening_the_vector_index_waits_for_queries_in_flight(bank: SkillBank, monkeypatch) -> None:
     import threading
 
+    bank.searcher.mirror.limit = 0  # the vector side queries Chroma's index, as on a store too large to copy
     store = bank.store
     real_query, real_reopen = store.query, store.reopen
     inside, release, reopened = threading.Event(), threading.Event(), threading.Event()

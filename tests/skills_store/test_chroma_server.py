@@ -161,6 +161,22 @@ def test_an_outcome_through_one_instance_moves_the_confidence_the_other_returns(
     assert second.search("ZeroDivisionError", 1, count_use=False)[0].skill.confidence > before
 
 
+def test_the_other_instances_in_memory_vector_copy_follows_an_edit_and_a_delete(
+    two_instances: tuple[SkillBank, SkillBank],
+) -> None:
+    first, second = two_instances
+    assert [h.skill.skill_id for h in second.search("KeyError: 'id'", 1, mode="vector", count_use=False)] == ["key"]
+    loads = second.searcher.mirror.loads
+    edited = first.get("key")
+    edited.title, edited.pattern, edited.strategy = "Overflow", "OverflowError: math range error", "Use logs."
+    first.update([edited])
+    hits = second.search("OverflowError: math range error", 2, mode="vector", count_use=False)
+    assert (hits[0].skill.skill_id, hits[0].skill.title) == ("key", "Overflow")
+    first.delete(["key"])
+    assert "key" not in [h.skill.skill_id for h in second.search("OverflowError", 2, mode="vector", count_use=False)]
+    assert second.searcher.mirror.loads == loads + 2  # the copy, not Chroma's index, answered each search
+
+
 def test_the_change_marker_is_read_at_most_once_per_interval(chroma_server: str, tmp_path: Path, skill_factory) -> None:
     first = SkillBank.open(tmp_path / "a", make_embedder("hash"), chroma_url=chroma_server)
     slow = SkillBank.open(
