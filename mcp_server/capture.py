@@ -246,7 +246,8 @@ class SessionCapture:
 
         tid = await self.trajectory_id(ctx)
         try:
-            await anyio.to_thread.run_sync(write, tid)
+            if not (tool in READ_ONLY_TOOLS and self._write_now(tid, step(), record)):
+                await anyio.to_thread.run_sync(write, tid)
         except InvalidInput:
             # The trajectory was closed behind the session's back (record_trajectory with its id, close_stale):
             # the session goes on in a new trajectory.
@@ -255,6 +256,14 @@ class SessionCapture:
         identity = session_identity(ctx)
         if identity.per_request:  # nothing can continue this trajectory: it ends with its request
             await self._end_session(identity.key, "the request ended; stateless HTTP without X-Skillbank-Session")
+
+    def _write_now(self, tid: str, step: Step, record: CallRecord) -> bool:
+        """A read-only call's step committed from the event loop when no other write is in the way (no fsync, no
+        thread hop: ~0.2 ms less on every search); False, nothing written, when it would have to wait."""
+        if record.reward is not None:
+            return False
+        total = self.store.try_append(tid, [step], shown_skills=record.skills_shown, durable=False)
+        return total is not None
 
     def _forget(self, trajectory_id: str) -> str | None:
         """Detach a closed trajectory from its session (the next call starts a new one); returns the session key."""

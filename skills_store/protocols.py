@@ -101,6 +101,12 @@ class TrajectoryStore(Protocol):
         """
         ...
 
+    def try_append(
+        self, trajectory_id: str, steps: Sequence[Step], *, shown_skills: Sequence[str] = (), durable: bool = True
+    ) -> int | None:
+        """`append` only if it commits at once (no other write running or waiting); None, nothing written, if not."""
+        ...
+
     def update(
         self,
         trajectory_id: str,

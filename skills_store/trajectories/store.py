@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -147,6 +147,20 @@ class SQLiteTrajectoryStore:
         """Append steps, and link `shown_skills` (see `link_skills`) in the same transaction: a captured search
         costs one commit, not two. `durable=False` (the capture of a read-only call, on its response path) commits
         without an fsync: it survives a crash of the process, and reaches the disk with the next durable commit."""
+        return self._writer.write(self._appending(trajectory_id, steps, shown_skills), durable=durable)
+
+    def try_append(
+        self, trajectory_id: str, steps: Sequence[Step], *, shown_skills: Sequence[str] = (), durable: bool = True
+    ) -> int | None:
+        """`append`, but only if it can commit at once, with no other write running or waiting (in this process,
+        or holding the database in another); None, with nothing written, otherwise. What the event loop calls
+        instead of paying a thread hop for a short write."""
+        done, total = self._writer.try_write(self._appending(trajectory_id, steps, shown_skills), durable=durable)
+        return total if done else None
+
+    def _appending(
+        self, trajectory_id: str, steps: Sequence[Step], shown_skills: Sequence[str]
+    ) -> Callable[[sqlite3.Connection], int]:
         shown = list(dict.fromkeys(shown_skills))
         rows = schema.prepare_steps(
             steps, max_step_bytes=self.config.max_step_bytes, max_text_chars=self.config.max_text_chars
@@ -172,7 +186,7 @@ class SQLiteTrajectoryStore:
                 _link(conn, trajectory_id, shown)
             return total
 
-        return self._writer.write(write, durable=durable)
+        return write
 
     def update(
         self,

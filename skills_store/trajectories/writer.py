@@ -54,6 +54,7 @@ class GroupCommitWriter:
         self._leader = False
         self._closed = False
         self._durable = int(conn.execute("PRAGMA synchronous").fetchone()[0]) >= 2  # FULL (2) or EXTRA (3)
+        self._busy_ms = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
         self.commits = 0
         """How many transactions were committed (for tests and benchmarks)."""
 
@@ -81,6 +82,37 @@ class GroupCommitWriter:
         if job.error is not None:
             raise job.error
         return job.result  # type: ignore[return-value]
+
+    def try_write(self, fn: Callable[[sqlite3.Connection], T], *, durable: bool = True) -> tuple[bool, T | None]:
+        """`(True, fn(conn))` committed in this thread when nothing else is writing or waiting, in this process or
+        (the database lock) in another; `(False, None)` with nothing written otherwise. For a caller that must not
+        block (the event loop): it runs `write` in a thread instead when refused."""
+        if not self._cv.acquire(blocking=False):
+            return False, None
+        try:
+            if self._closed:
+                raise sqlite3.ProgrammingError("the trajectory store is closed")
+            if self._leader or self._queue:
+                return False, None
+            self._leader = True
+        finally:
+            self._cv.release()
+        job: _Job[T] = _Job(fn, durable)
+        try:
+            self._conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                self._run([job])
+            finally:
+                self._conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+        finally:
+            with self._cv:
+                self._leader = False
+                self._cv.notify_all()
+        if isinstance(job.error, sqlite3.OperationalError) and _locked(job.error):
+            return False, None
+        if job.error is not None:
+            raise job.error
+        return True, job.result
 
     def _run(self, batch: list[_Job[Any]]) -> None:
         conn = self._conn
@@ -120,3 +152,9 @@ class GroupCommitWriter:
                 self._cv.wait()
             self._closed = True
             self._conn.close()
+
+
+def _locked(error: sqlite3.OperationalError) -> bool:
+    """Another connection holds the database (SQLITE_BUSY / SQLITE_LOCKED)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "locked" in str(error)

@@ -198,3 +198,34 @@ async def test_an_idle_session_is_closed_by_the_periodic_reap_without_another_ca
         await capture.flush()
         [traj] = store.list()
         assert (traj.status, traj.outcome) == ("closed", "abandoned")
+
+
+async def test_a_read_only_call_commits_from_the_event_loop_and_waits_in_a_thread_only_when_the_db_is_busy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mcp_server.capture as capture_module
+
+    monkeypatch.setattr(capture_module, "READ_ONLY_TOOLS", frozenset({"echo"}))
+    store, capture = make_capture(tmp_path)
+    answers: list[int | None] = []
+    try_append = store.try_append
+
+    def spy(*args, **kwargs):
+        answers.append(try_append(*args, **kwargs))
+        return answers[-1]
+
+    monkeypatch.setattr(store, "try_append", spy)
+    other = sqlite3.connect(tmp_path / "trajectories.db", isolation_level=None)
+    async with mcp.Client(make_server(tmp_path, store, capture)) as client:
+        await client.call_tool("echo", {"text": "idle", "shown": ["sk-1"]})
+        other.execute("BEGIN IMMEDIATE")  # another process writing: the step must wait for it, off the loop
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "echo", {"text": "busy"})
+            await anyio.sleep(0.3)
+            other.execute("COMMIT")
+        await client.call_tool("echo", {"text": "idle again"})
+    other.close()
+    assert answers == [1, None, 3]
+    [traj] = store.list()
+    assert [s.args["text"] for s in store.get(traj.trajectory_id).steps] == ["idle", "busy", "idle again"]
+    assert store.shown_skills(traj.trajectory_id) == ["sk-1"]
