@@ -45,6 +45,8 @@ SMALL = 4096
 #: An escaped line longer than this (a stringified tool output) is left to its decoded view for the windowed rules:
 #: its own windows would cover most of it, since it is all one line.
 LONG_LINE = 4096
+#: See `Redactor._gated`.
+GATED_NEEDLES = 3
 Span = tuple[int, int, str]
 _HEX2 = re.compile(r"[0-9A-F]{2}")
 
@@ -174,6 +176,9 @@ class Redactor:
             extra.append(Rule("custom", pattern, group))
         every = (*extra, *rules)
         self._rules = tuple(r for r in every if not r.windowed)
+        #: The rules worth a look for their needles before a long text is scanned: a rule with many needles (AWS's
+        #: twelve key prefixes) costs less to run than to look for each of them.
+        self._gated = frozenset(r for r in self._rules if 0 < len(r.needles) <= GATED_NEEDLES)
         self._windowed = tuple(r for r in every if r.windowed)
         self._needles = tuple(dict.fromkeys(n for r in self._windowed for n in r.needles))
         every_needle = sorted({n for r in every for n in r.needles}, key=len, reverse=True)
@@ -205,7 +210,7 @@ class Redactor:
             rules = [r for r in (*self._rules, *self._windowed) if not r.needles or present.intersection(r.needles)]
             spans = _run(rules, text)
         else:  # a long text: a rule runs only if one of its needles is in the text (a C-speed `in` each)
-            spans = _run([r for r in self._rules if not r.needles or any(n in lowered for n in r.needles)], text)
+            spans = _run([r for r in self._rules if r not in self._gated or any(n in lowered for n in r.needles)], text)
         if self._windowed and len(text) > SMALL:
             if len(lowered) != len(text):  # a few characters lower-case to two: no shared offsets
                 spans += _run(self._windowed, text)
