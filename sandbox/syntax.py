@@ -51,6 +51,17 @@ def _compile_error(source: bytes | str, filename: str, flags: int) -> tuple[int 
     return None
 
 
+def file_syntax_error(
+    source: bytes, lines: Sequence[str], changed: Sequence[tuple[int, int]] | None, filename: str
+) -> tuple[int | None, str] | None:
+    """A patched file's first syntax error: the whole file when `changed` is None (a new or reworked file), else
+    the blocks holding its changed lines (`changed_syntax_error`). The one check both apply_patch and its
+    worker process run, so they report the same errors."""
+    if changed is None:
+        return syntax_error(source, filename)
+    return changed_syntax_error(source, lines, changed, filename)
+
+
 def changed_syntax_error(
     source: bytes, lines: Sequence[str], changed: Sequence[tuple[int, int]], filename: str
 ) -> tuple[int | None, str] | None:

@@ -13,12 +13,21 @@ from mcp_server.deps import Deps
 from mcp_server.errors import tool_result
 from mcp_server.toolset import ToolSet
 from sandbox.patch import PatchResult, apply_patch
+from sandbox.syntax_worker import SyntaxWorker
 from skills_store.trajectories.summaries import FileChange, PatchSummary
 
 
 def register(server: ToolSet, deps: Deps) -> None:
     # Patches to one workspace apply one at a time: two concurrent plans could each see the other's files old.
     workspace_lock = anyio.Lock()
+    # The syntax check of a long patch runs in this process beside the engine (spawned by the first patch that
+    # names a .py file; it leaves when the server does).
+    syntax_worker = SyntaxWorker()
+
+    def apply(patch: str, dry_run: bool) -> PatchResult:
+        if ".py" in patch:
+            syntax_worker.start()
+        return apply_patch(deps.workspace, patch, dry_run=dry_run, syntax_worker=syntax_worker)
 
     @server.tool(
         name="apply_patch",
@@ -37,7 +46,7 @@ def register(server: ToolSet, deps: Deps) -> None:
     ) -> Annotated[CallToolResult, PatchResult]:
         async with deps.capture.tool_call(ctx, "apply_patch", {"patch": patch, "dry_run": dry_run}) as call:
             async with workspace_lock:
-                result = await anyio.to_thread.run_sync(lambda: apply_patch(deps.workspace, patch, dry_run=dry_run))
+                result = await anyio.to_thread.run_sync(apply, patch, dry_run)
             call.summary = PatchSummary(
                 applied=result.applied,
                 files=[FileChange(action=f.action, path=f.path) for f in result.files],

@@ -15,33 +15,90 @@ from sandbox.patch.jail import Jail
 from sandbox.patch.models import PatchResult, SyntaxIssue
 from sandbox.patch.overlay import Entry
 from sandbox.patch.parse import parse_patch
-from sandbox.patch.plan import Planner
+from sandbox.patch.plan import Plan, Planner
+from sandbox.patch.textfile import TextFile
 from sandbox.patch.write import commit
-from sandbox.syntax import changed_syntax_error, syntax_error
+from sandbox.syntax import file_syntax_error
+from sandbox.syntax_worker import Batch, Error, SyntaxWorker
 
 
-def apply_patch(root: Path, patch: str, *, dry_run: bool = False, check_syntax: bool = True) -> PatchResult:
+def apply_patch(
+    root: Path,
+    patch: str,
+    *,
+    dry_run: bool = False,
+    check_syntax: bool = True,
+    syntax_worker: SyntaxWorker | None = None,
+) -> PatchResult:
     """Apply a unified diff or a Codex envelope to the workspace at `root`, all or nothing.
 
     Raises `sandbox.errors.PatchError` when the patch is refused (malformed, a hunk that does not match or matches
     ambiguously, a path outside the workspace, a binary file, over 10 MB); its message is the whole feedback for
     the model, and nothing was written. With `dry_run` the patch is planned and reported but nothing is written.
-    `check_syntax` compiles every changed `.py` file and reports its syntax error (the patch is applied anyway).
+    `check_syntax` compiles every changed `.py` file and reports its syntax error (the patch is applied anyway);
+    with a `syntax_worker` a long patch's files are compiled in that process while they are planned and written
+    (the same errors; the server passes one, a library caller gets the in-process check).
     """
     sections = parse_patch(patch)
     jail = Jail(Path(root))
-    plan = Planner(jail).run(sections)
-    syntax = [issue for entry in plan.entries for issue in _syntax_issues(entry)] if check_syntax else []
-    if not dry_run:
-        commit(plan.ops, jail.root)
-        drop_stale_bytecode(op.path for op in plan.ops)
+    batch = syntax_worker.batch(len(patch)) if check_syntax and syntax_worker is not None else None
+    if batch is None:
+        plan = Planner(jail).run(sections)
+        syntax = [issue for entry in plan.entries for issue in _syntax_issues(entry)] if check_syntax else []
+        if not dry_run:
+            _write(plan, jail.root)
+        return _result(plan, syntax, dry_run)
+    jobs = _Jobs(batch)
+    try:
+        plan = Planner(jail, on_planned=jobs.planned).run(sections)
+        jobs.settle(plan.entries)
+        if not dry_run:
+            _write(plan, jail.root)
+    except BaseException:
+        batch.close(wanted=False)
+        raise
+    return _result(plan, jobs.issues(batch.close()), dry_run)
+
+
+def _write(plan: Plan, root: Path) -> None:
+    commit(plan.ops, root)
+    drop_stale_bytecode(op.path for op in plan.ops)
+
+
+def _result(plan: Plan, syntax: list[SyntaxIssue], dry_run: bool) -> PatchResult:
     return PatchResult(
-        applied=not dry_run,
-        dry_run=dry_run,
-        files=plan.changes,
-        syntax_errors=syntax,
-        warnings=plan.warnings,
+        applied=not dry_run, dry_run=dry_run, files=plan.changes, syntax_errors=syntax, warnings=plan.warnings
     )
+
+
+class _Jobs:
+    """Which syntax job holds each planned `.py` file's final state (a later section over it needs a new job)."""
+
+    def __init__(self, batch: Batch) -> None:
+        self.batch = batch
+        self.sent: dict[int, tuple[TextFile, list[tuple[int, int]] | None, int]] = {}
+        self.order: list[tuple[str, int]] = []
+
+    def planned(self, entry: Entry) -> None:
+        if entry.text is not None and entry.rel.endswith(".py"):
+            number = self.batch.submit(entry.rel, entry.encode(), entry.text.lines, entry.changed)
+            self.sent[id(entry)] = (entry.text, entry.changed, number)
+
+    def settle(self, entries: list[Entry]) -> None:
+        """The jobs of the files as planned, in the order of `entries`; then the batch is sealed."""
+        for entry in entries:
+            if entry.text is None or not entry.rel.endswith(".py"):
+                continue
+            sent = self.sent.get(id(entry))
+            if sent is None or sent[0] is not entry.text or sent[1] != entry.changed:
+                self.planned(entry)
+                sent = self.sent[id(entry)]
+            self.order.append((entry.rel, sent[2]))
+        self.batch.seal()
+
+    def issues(self, errors: list[Error]) -> list[SyntaxIssue]:
+        found = [(rel, errors[number]) for rel, number in self.order]
+        return [SyntaxIssue(path=rel, line=error[0], message=error[1]) for rel, error in found if error is not None]
 
 
 def drop_stale_bytecode(paths: Iterable[Path]) -> None:
@@ -71,9 +128,5 @@ def _syntax_issues(entry: Entry) -> list[SyntaxIssue]:
     """A Python file's syntax error as the patch leaves it (empty for other files, deleted files, valid code)."""
     if entry.text is None or not entry.rel.endswith(".py"):
         return []
-    source = entry.text.encode()
-    if entry.changed is None:
-        error = syntax_error(source, entry.rel)
-    else:
-        error = changed_syntax_error(source, entry.text.lines, entry.changed, entry.rel)
+    error = file_syntax_error(entry.encode(), entry.text.lines, entry.changed, entry.rel)
     return [] if error is None else [SyntaxIssue(path=entry.rel, line=error[0], message=error[1])]

@@ -29,6 +29,8 @@ class Entry:
     touched: bool = False
     changed: list[tuple[int, int]] | None = None
     """Line ranges of `text` that the patch wrote, for the syntax check; None: all of it (new or reworked twice)."""
+    encoded: tuple[TextFile, bytes] | None = None
+    """`text` and its bytes, once encoded (the syntax check and the write need the same bytes)."""
 
     def record(self, text: TextFile | None, changed: list[tuple[int, int]]) -> None:
         """The planned content after one section; a second section over the same file voids the line ranges."""
@@ -40,6 +42,13 @@ class Entry:
     def exists(self) -> bool:
         return self.text is not None or self.binary
 
+    def encode(self) -> bytes:
+        """The planned text's bytes (encoded once per planned text)."""
+        assert self.text is not None
+        if self.encoded is None or self.encoded[0] is not self.text:
+            self.encoded = (self.text, self.text.encode())
+        return self.encoded[1]
+
     def write_op(self) -> WriteOp | None:
         """What to do on disk to reach the planned state; None when nothing changes."""
         if not self.touched or self.binary:
@@ -48,7 +57,7 @@ class Entry:
             if self.disk_bytes is None:
                 return None
             return WriteOp(self.path, None, None, self.disk_bytes, self.disk_mode, self.disk_stamp)
-        data = self.text.encode()
+        data = self.encode()
         if data == self.disk_bytes and self.mode == self.disk_mode:
             return None
         return WriteOp(self.path, data, self.mode, self.disk_bytes, self.disk_mode, self.disk_stamp)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sandbox.errors import PatchError
@@ -31,8 +32,10 @@ class Plan:
 
 
 class Planner:
-    def __init__(self, jail: Jail) -> None:
+    def __init__(self, jail: Jail, on_planned: Callable[[Entry], None] | None = None) -> None:
+        """`on_planned` sees each file as soon as a section has planned it (the syntax worker starts on it then)."""
         self.overlay = Overlay(jail)
+        self.on_planned = on_planned
         self.refusal = Refusal()
         self.plan = Plan()
 
@@ -78,7 +81,7 @@ class Planner:
             return
         source.record(outcome.text, outcome.changed)
         source.mode = _mode(section, source.mode)
-        self.record(section, source.rel, "modify", outcome, source.mode)
+        self.record(section, source, "modify", outcome, source.mode)
 
     def hunks(self, section: FilePatch, entry: Entry, text: TextFile) -> FileOutcome:
         self.check_mode(section, entry.rel)
@@ -116,7 +119,7 @@ class Planner:
         entry.text = outcome.text
         entry.mode = _mode(section, DEFAULT_MODE)
         entry.touched = True
-        self.record(section, entry.rel, "add", outcome, entry.mode)
+        self.record(section, entry, "add", outcome, entry.mode)
 
     def delete(self, section: FilePatch, entry: Entry, outcome: FileOutcome) -> None:
         left = len(outcome.text.lines) if outcome.text is not None else 0
@@ -128,14 +131,14 @@ class Planner:
             )
         entry.text = None
         entry.touched = True
-        self.record(section, entry.rel, "delete", outcome, None)
+        self.record(section, entry, "delete", outcome, None)
 
     def move(self, section: FilePatch, source: Entry, outcome: FileOutcome) -> None:
         assert section.new_path is not None
         target = self.overlay.new(section.new_path)
         if target.path == source.path:
             source.record(outcome.text, outcome.changed)
-            self.record(section, source.rel, "modify", outcome, source.mode)
+            self.record(section, source, "modify", outcome, source.mode)
             return
         if target.exists:
             raise self.fail(target.rel, "the patch moves or copies a file here but this file exists", "pick a new path")
@@ -149,17 +152,20 @@ class Planner:
             source.text = None
             source.touched = True
             action = "rename"
-        self.record(section, target.rel, action, outcome, target.mode, old_path=source.rel)
+        self.record(section, target, action, outcome, target.mode, old_path=source.rel)
 
     def record(
         self,
         section: FilePatch,
-        rel: str,
+        entry: Entry,
         action: FileAction,
         outcome: FileOutcome,
         mode: int | None,
         old_path: str | None = None,
     ) -> None:
+        rel = entry.rel
+        if self.on_planned is not None:
+            self.on_planned(entry)
         matches = [(r.hunk.number, r.match) for r in outcome.results if r.match is not None]
         levels: list[MatchLevel] = [m.level for _, m in matches] or ["exact"]
         weakest = max(levels, key=MATCH_LEVELS.index)

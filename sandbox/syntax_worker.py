@@ -1,0 +1,298 @@
+"""apply_patch's syntax check on the second core: a persistent worker process that compiles while the engine plans
+and writes.
+
+`compile()` holds the interpreter lock for a whole block, so a thread cannot overlap it with the writes, and a
+fork per patch costs more in copy-on-write faults than it saves. This worker is spawned once (plain Python, `-I -S`,
+the standard library and `sandbox.syntax` only), reused for every patch, and leaves when its pipe closes, so it
+dies with the server. One batch per patch:
+
+- while the patch is planned, each planned `.py` file becomes a job: its bytes go to a shared, unlinked temp file
+  (a write that never blocks) and a 16-byte ticket naming where they lie goes to the ticket pipe;
+- the worker takes tickets one by one and runs `file_syntax_error` on them;
+- once the files are written, the engine takes the tickets that are left itself (tickets are read whole by one
+  reader, so no job is done twice), reads the worker's answers, and does again in-process whatever the worker
+  could not answer (it died or hung): the errors are those an in-process check reports, by construction.
+
+Two end tickets close a batch, one for each reader. A patch too small to gain from the hop is checked in-process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import select
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+
+from sandbox.syntax import file_syntax_error
+
+Error = tuple[int | None, str] | None
+Job = tuple[bytes, Sequence[str], list[tuple[int, int]] | None, str]
+"""(bytes, lines, changed line ranges or None, file name): `file_syntax_error`'s arguments."""
+_TICKET = struct.Struct("<qq")  # (offset, length) of a job in the shared file; offset -1 ends the batch
+_END = _TICKET.pack(-1, 0)
+_SIZE = struct.Struct("<I")
+_BOM = b"\xef\xbb\xbf"
+#: Patches shorter than this are checked in-process: the hop (two context switches, a few syscalls) costs more than
+#: compiling their few blocks.
+MIN_PATCH_CHARS = 8_000
+#: At most this many jobs per batch go to the worker (the ticket pipe holds 4,096); the rest stay in-process.
+MAX_JOBS = 2_000
+#: A worker that has not answered a batch this long after the engine finished is given up on (and killed).
+ANSWER_TIMEOUT_S = 30.0
+_KEEP_DATA_BYTES = 16 << 20  # the shared file is emptied after a batch that made it larger
+_ROOT = Path(__file__).resolve().parents[1]
+_MAIN = "import sys; sys.path.insert(0, sys.argv[1]); from sandbox.syntax_worker import serve; serve(*sys.argv[2:])"
+
+
+class SyntaxWorker:
+    """The server's worker process: started by `start`, used through `batch`, respawned after it died.
+
+    Collected or at interpreter exit it is killed and reaped (a server leaving through `os._exit` skips that: its
+    worker sees the pipes close and leaves by itself)."""
+
+    def __init__(self, min_patch_chars: int = MIN_PATCH_CHARS) -> None:
+        self.min_patch_chars = min_patch_chars
+        self._lock = threading.Lock()  # one batch at a time; a second patch meanwhile is checked in-process
+        self._process = _Process()
+        self._finalizer = weakref.finalize(self, self._process.stop)
+        self.answered = 0
+        """Jobs the worker process answered so far (the rest were checked in-process)."""
+
+    @property
+    def pid(self) -> int | None:
+        proc = self._process.proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+    def start(self) -> None:
+        """Spawn the worker unless it runs (it gets ready on the other core meanwhile); never waits for a batch."""
+        if self._lock.acquire(blocking=False):
+            try:
+                self._process.start()
+            except OSError:
+                self._process.stop()
+            finally:
+                self._lock.release()
+
+    def batch(self, patch_chars: int) -> Batch | None:
+        """A batch for one patch, or None: check it in-process (small patch, worker busy, starting or gone)."""
+        if patch_chars < self.min_patch_chars or not self._lock.acquire(blocking=False):
+            return None
+        process = self._process
+        try:
+            process.start()
+            if process.ready or process.poll_ready():
+                os.write(process.fds["go"], b"G")
+                return Batch(self, process.fds)
+        except OSError:
+            process.stop()
+        self._lock.release()
+        return None
+
+    def close(self) -> None:
+        """Kill the worker and reap it (it holds no state; a compile is not waited for)."""
+        with self._lock:
+            self._process.stop()
+
+
+class _Process:
+    """The worker process and the engine's ends of its pipes (used with the worker's lock held)."""
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.fds: dict[str, int] = {}
+        self.ready = False
+
+    def start(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            return
+        self.stop()
+        go_r, go_w = os.pipe()
+        tickets_r, tickets_w = os.pipe()
+        answers_r, answers_w = os.pipe()
+        shm = "/dev/shm" if os.path.isdir("/dev/shm") else None
+        data, name = tempfile.mkstemp(prefix="skillbank-syntax-", dir=shm)
+        os.unlink(name)  # the two processes share it through their descriptors; nothing is left on disk
+        fds = (go_r, tickets_r, answers_w, data)
+        self.fds = {"go": go_w, "tickets_r": tickets_r, "tickets_w": tickets_w, "answers": answers_r, "data": data}
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _MAIN, str(_ROOT), *map(str, fds)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                pass_fds=fds,
+            )
+        finally:
+            os.close(answers_w)  # the worker holds the only writer: its exit is our EOF
+            os.close(go_r)
+
+    def poll_ready(self) -> bool:
+        if select.select([self.fds["answers"]], [], [], 0)[0]:
+            if os.read(self.fds["answers"], 1) != b"R":
+                raise OSError("the syntax worker did not start")
+            self.ready = True
+        return self.ready
+
+    def stop(self) -> None:
+        for fd in self.fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds = {}
+        self.ready = False
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+
+class Batch:
+    """The jobs of one patch. `submit` while planning, `close` once written: every job's error, in-process or not."""
+
+    def __init__(self, worker: SyntaxWorker, fds: dict[str, int]) -> None:
+        self._worker = worker
+        self._fds = fds
+        self._jobs: list[Job] = []
+        self._ticketed = 0
+        self._offset = 0
+        self._at: dict[int, int] = {}  # a ticket's offset -> its job
+        self._sealed = False
+        self._closed = False
+
+    def submit(self, filename: str, source: bytes, lines: Sequence[str], changed: list[tuple[int, int]] | None) -> int:
+        """Queue the check of one file as the patch leaves it; returns the job's number."""
+        assert not self._sealed
+        self._jobs.append((source, lines, changed, filename))
+        number = len(self._jobs) - 1
+        if self._ticketed < MAX_JOBS and self._fds:
+            # The worker rebuilds the lines from the bytes when it can (no CR, where lines and bytes could differ).
+            joined = None if b"\r" not in source else "\n".join(lines)
+            payload = marshal.dumps((number, filename, source, joined, changed))
+            try:
+                os.pwrite(self._fds["data"], payload, self._offset)
+                os.write(self._fds["tickets_w"], _TICKET.pack(self._offset, len(payload)))
+            except OSError:
+                self._fds = {}  # the worker is gone: the rest is checked in-process, and it is respawned next time
+            else:
+                self._at[self._offset] = number
+                self._offset += len(payload)
+                self._ticketed += 1
+        return number
+
+    def seal(self) -> None:
+        """No more jobs: the worker may finish once it has taken the last ticket."""
+        if not self._sealed and self._fds:
+            try:
+                os.write(self._fds["tickets_w"], _END + _END)
+            except OSError:
+                self._fds = {}
+        self._sealed = True
+
+    def close(self, *, wanted: bool = True) -> list[Error]:
+        """Every job's error (None where it compiles), in job order; `wanted=False` only ends the batch."""
+        if self._closed:
+            raise RuntimeError("the batch was closed")
+        self.seal()
+        self._closed = True
+        try:
+            errors: dict[int, Error] = {}
+            mine = self._take_tickets() if self._fds else set(range(self._ticketed))
+            if wanted:
+                for number in sorted(mine):
+                    errors[number] = file_syntax_error(*self._jobs[number])  # while the worker compiles its share
+            answered = self._answers(self._ticketed - len(mine)) if self._fds else None
+            if answered is None:
+                self._worker._process.stop()  # dead, hung or garbled: respawned with the next patch
+                answered = {}
+            errors.update(answered)
+            self._worker.answered += len(answered)
+            if not wanted:
+                return []
+            missing = [n for n in range(len(self._jobs)) if n not in errors]
+            for number in missing:
+                errors[number] = file_syntax_error(*self._jobs[number])
+            return [errors[n] for n in range(len(self._jobs))]
+        finally:
+            if self._offset > _KEEP_DATA_BYTES and self._fds:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fds["data"], 0)
+            self._worker._lock.release()
+
+    def _take_tickets(self) -> set[int]:
+        """The jobs nobody has taken yet, now the engine's own (it reads tickets until its end ticket)."""
+        numbers: set[int] = set()
+        while True:
+            ticket = _read_exact(self._fds["tickets_r"], _TICKET.size)
+            if ticket is None:
+                return numbers
+            start, _ = _TICKET.unpack(ticket)
+            if start < 0:
+                return numbers
+            numbers.add(self._at[start])
+
+    def _answers(self, count: int) -> dict[int, Error] | None:
+        """The worker's errors for the `count` jobs it took; None when it died, hung or sent something else."""
+        fd = self._fds["answers"]
+        if not select.select([fd], [], [], ANSWER_TIMEOUT_S)[0]:
+            return None
+        head = _read_exact(fd, _SIZE.size)
+        body = _read_exact(fd, _SIZE.unpack(head)[0]) if head is not None else None
+        if body is None:
+            return None
+        try:
+            answers = dict(marshal.loads(body))
+        except (ValueError, EOFError, TypeError):
+            return None
+        return answers if len(answers) == count else None
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    """`size` bytes from a pipe; None at its end (the other side left)."""
+    chunks: list[bytes] = []
+    while size:
+        chunk = os.read(fd, size)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _lines(source: bytes) -> list[str]:
+    """A file's lines as `sandbox.patch.textfile` splits them, for bytes without CR (LF endings only)."""
+    text = source[len(_BOM) :] if source.startswith(_BOM) else source
+    lines = text.decode("utf-8", "surrogateescape").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def serve(go: str, tickets: str, answers: str, data: str) -> None:
+    """The worker's loop: per batch (a byte on `go`), a job per ticket until an end ticket, then the errors found.
+
+    Between batches it reads `go`, never the tickets, so the second end ticket is left for the engine. It leaves
+    when a pipe closes: the server has gone."""
+    go_fd, tickets_fd, answers_fd, data_fd = int(go), int(tickets), int(answers), int(data)
+    os.write(answers_fd, b"R")
+    while _read_exact(go_fd, 1) is not None:
+        done: list[tuple[int, Error]] = []
+        while (ticket := _read_exact(tickets_fd, _TICKET.size)) is not None:
+            offset, length = _TICKET.unpack(ticket)
+            if offset < 0:
+                break
+            number, filename, source, joined, changed = marshal.loads(os.pread(data_fd, length, offset))
+            lines = _lines(source) if joined is None else joined.split("\n")
+            done.append((number, file_syntax_error(source, lines, changed, filename)))
+        else:
+            return
+        payload = marshal.dumps(done)
+        view = memoryview(_SIZE.pack(len(payload)) + payload)
+        while view:
+            view = view[os.write(answers_fd, view) :]
