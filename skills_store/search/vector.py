@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from skills_store.catalog import Catalog
+from skills_store.search.mirror import matvec
 from skills_store.search.plan import FilterPlan
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def vector_hits(
     if matched == 0:
         return []
     if candidates is not None and plan.vectors is not None:
-        sims = plan.vectors @ qv.astype(np.float32)
+        sims = matvec(plan.vectors, qv)
         top = np.argsort(-sims)[:n]
         return [(candidates[i], float(sims[i])) for i in top]
     want = min(total, int(n * total / max(matched, 1) * 1.5) + n)

@@ -13,7 +13,7 @@ import pytest
 from skills_store.bank import SkillBank
 from skills_store.catalog import Catalog
 from skills_store.embedders import make_embedder
-from skills_store.search.mirror import VectorMirror
+from skills_store.search.mirror import BLOCK_ROWS, VectorMirror, matvec
 from skills_store.search.plan import FilterPlan
 from skills_store.search.vector import vector_hits
 
@@ -162,3 +162,11 @@ def test_ties_come_in_stored_order_and_n_is_capped_at_the_store(tmp_path: Path, 
         assert [sid for sid, _ in scores.nearest(10)] == ["c", "a", "b"]
         assert [sid for sid, _ in scores.nearest(2)] == ["c", "a"]
         assert scores.cosines(["b", "nope"]) == {"b": pytest.approx(1.0)}
+
+
+def test_the_blocked_product_equals_the_whole_one_for_any_number_of_rows() -> None:
+    rng = np.random.default_rng(3)
+    for rows in (0, 1, BLOCK_ROWS - 1, BLOCK_ROWS, 3 * BLOCK_ROWS + 7):
+        matrix = rng.standard_normal((rows, 16)).astype(np.float32)
+        qv = rng.standard_normal(16).astype(np.float32)
+        assert np.allclose(matvec(matrix, qv), matrix @ qv, atol=1e-5)
