@@ -73,8 +73,10 @@ OLD = {
 def edited(files: dict[str, str], broken: bool) -> dict[str, str]:
     """Changes in several blocks of every file; with `broken`, syntax errors in some of them, and a new file."""
     new = dict(files)
-    new["pkg/big.py"] = files["pkg/big.py"].replace("y = x + 7\n", "y = x + 70\n").replace(
-        "return y\n\n\ndef big_30", ("return y)\n\n\ndef big_30" if broken else "return -y\n\n\ndef big_30")
+    new["pkg/big.py"] = (
+        files["pkg/big.py"]
+        .replace("y = x + 7\n", "y = x + 70\n")
+        .replace("return y\n\n\ndef big_30", ("return y)\n\n\ndef big_30" if broken else "return -y\n\n\ndef big_30"))
     )
     new["pkg/other.py"] = files["pkg/other.py"].replace("y = x + 3\n", "y = x + 33\n" if not broken else "y = x +* 3\n")
     new["pkg/crlf.py"] = files["pkg/crlf.py"].replace("y = x + 5\r\n", "y = x +\r\n" if broken else "y = 5\r\n")
@@ -220,7 +222,9 @@ def test_a_hung_worker_is_given_up_on_killed_and_its_jobs_done_in_process(
     assert worker.pid is None
 
 
-def test_a_refused_patch_ends_its_batch_and_the_next_patch_uses_the_worker(tmp_path: Path, worker: SyntaxWorker) -> None:
+def test_a_refused_patch_ends_its_batch_and_the_next_patch_uses_the_worker(
+    tmp_path: Path, worker: SyntaxWorker
+) -> None:
     ready(worker)
     refused = unified(OLD, edited(OLD, True)) + "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-absent\n+x\n"
     with pytest.raises(PatchError):
