@@ -66,11 +66,12 @@ class SkillBank:
             store, catalog, embedder, self._writers, check_interval_s=self.config.shared_check_ms / 1000
         )
         self._executor: ThreadPoolExecutor | None = None
-        self.searcher = SkillSearch(store, catalog, embedder, self.config.search, queries=queries, worker=self._worker)
+        self.searcher = SkillSearch(store, catalog, embedder, self.config.search, queries=queries)
 
     def _worker(self) -> ThreadPoolExecutor:
+        """The thread that writes use counters back to Chroma off the request path (`count_uses`)."""
         if self._executor is None:
-            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillbank-keyword")
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="skillbank-flush")
         return self._executor
 
     @classmethod

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,22 +33,6 @@ class CachedEmbedder:
             close()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self._assemble(texts, *self._lookup(texts), self.inner.embed)
-
-    def submit(self, texts: Sequence[str]) -> Callable[[], np.ndarray] | None:
-        """Start embedding `texts` elsewhere and return what waits for the vectors, when the inner embedder runs in
-        another process (`WorkerEmbedder.submit`); None when it runs here (nothing could overlap with it).
-        The returned function must be called exactly once."""
-        start = getattr(self.inner, "submit", None)
-        if start is None:
-            return None
-        out, missing = self._lookup(texts)
-        if not missing:
-            return lambda: self._assemble(texts, out, missing, self.inner.embed)
-        wait = start([texts[i] for i in missing])
-        return lambda: self._assemble(texts, out, missing, lambda _: wait())
-
-    def _lookup(self, texts: Sequence[str]) -> tuple[list[np.ndarray | None], list[int]]:
         out: list[np.ndarray | None] = []
         missing: list[int] = []
         with self._lock:
@@ -62,17 +46,8 @@ class CachedEmbedder:
                     out.append(vec)
             self.hits += len(texts) - len(missing)
             self.misses += len(missing)
-        return out, missing
-
-    def _assemble(
-        self,
-        texts: Sequence[str],
-        out: list[np.ndarray | None],
-        missing: list[int],
-        compute: Callable[[list[str]], np.ndarray],
-    ) -> np.ndarray:
         if missing:
-            fresh = compute([texts[i] for i in missing])
+            fresh = self.inner.embed([texts[i] for i in missing])
             with self._lock:
                 for row, i in enumerate(missing):
                     vec = fresh[row]

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import IO
 
 import numpy as np
@@ -83,47 +83,19 @@ class WorkerEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self.submit(texts)()
-
-    def submit(self, texts: Sequence[str]) -> Callable[[], np.ndarray]:
-        """Send `texts` to the worker now and return what waits for their vectors: the model encodes in its own
-        process while the caller does other work (a search's keyword side). The worker serves one request at a
-        time, so the embedder is held until the returned function is called, which the caller must do exactly once.
-        """
         payload = json.dumps(list(texts)).encode()
-        self._lock.acquire()
-        try:
-            self._send(payload)
-            sent = True
-        except _WorkerGone:
-            sent = False
-        except BaseException:
-            self._lock.release()
-            raise
-        called = False
-
-        def result() -> np.ndarray:
-            nonlocal called
-            if called:
-                raise RuntimeError("the vectors of this request were already collected")
-            called = True
+        with self._lock:
             try:
-                if sent:
-                    with contextlib.suppress(_WorkerGone):
-                        return self._receive()
+                return self._request(payload)
+            except _WorkerGone:
                 log.warning("embedder worker exited (%s); starting a new one", self._last_words())
                 self._spawn()
                 try:
-                    self._send(payload)
-                    return self._receive()
+                    return self._request(payload)
                 except _WorkerGone:
                     raise EmbedderWorkerError(
                         f"the embedder worker for {self.spec!r} keeps exiting: {self._last_words()}"
                     ) from None
-            finally:
-                self._lock.release()
-
-        return result
 
     def close(self) -> None:
         """Stop the worker and reap it. It holds no state, so SIGKILL is safe, and prompt even mid-import."""
@@ -171,7 +143,7 @@ class WorkerEmbedder:
         if self._known and self._meta != self._known:
             raise EmbedderWorkerError(f"the embedder worker loaded {self._meta}, expected {self._known}")
 
-    def _send(self, payload: bytes) -> None:
+    def _request(self, payload: bytes) -> np.ndarray:
         self._await_ready()
         proc = self._proc
         if proc is None or proc.stdin is None:
@@ -180,8 +152,6 @@ class WorkerEmbedder:
             write_frame(proc.stdin, payload)
         except (BrokenPipeError, ValueError):
             raise _WorkerGone from None
-
-    def _receive(self) -> np.ndarray:
         frame = self._read()
         kind, body = frame[:1], frame[1:]
         if kind == b"E":

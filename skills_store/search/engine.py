@@ -8,17 +8,17 @@
     both rankings -> fuse (RRF, weights by query kind) -> hydrate from the catalog (active skills only)
                   -> relevance (calibrated, `search.relevance`) -> order by relevance x confidence prior
 
-The keyword side runs while the query is embedded: in this thread when the model runs in a worker process (the
-server: the request goes down the pipe first, `Embedder.submit`), else in a worker thread while this one embeds
-(SQLite and torch both release the GIL).
+Both sides run one after the other in the calling thread. Running the keyword side while the query is embedded
+(in a worker thread, or in this thread while the embedder worker process encodes) was measured slower on the
+2-core machine, by 0.16-0.2 ms a search: the model's two threads already take both cores, so the overlap only
+adds contention and a thread hop.
+
 `SkillBank` owns the consistency around a search (refreshing a stale index, counting uses); this module only
 ranks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -63,7 +63,6 @@ class SkillSearch:
         config: SearchConfig,
         *,
         queries: ReadWriteLock,
-        worker: Callable[[], Executor],
     ) -> None:
         self.store = store
         self.catalog = catalog
@@ -73,7 +72,6 @@ class SkillSearch:
         self.mirror = VectorMirror(catalog, config.mirror_limit)
         self._queries = queries
         """Held shared around vector queries: the bank reopens the Chroma client under it, exclusively."""
-        self._worker = worker
 
     def search(
         self, query: str, k: int, filters: Filters, mode: SearchMode = "hybrid", *, total: int | None = None
@@ -93,7 +91,8 @@ class SkillSearch:
         if mode == "keyword":
             kw = self.keywords.search(parts.keywords, pool, plan)
         else:
-            qv, kw = self._embed_and_keywords(parts, pool, plan, keywords=mode == "hybrid")
+            qv = self.embedder.embed([parts.embed_text])[0]
+            kw = self.keywords.search(parts.keywords, pool, plan) if mode == "hybrid" else []
             exact = self._exact(qv) if plan.candidates is None else None  # a selective filter scores its candidates
             with self._queries.read():
                 vec = vector_hits(self.store, self.catalog, qv, pool, plan, exact)
@@ -107,22 +106,6 @@ class SkillSearch:
         if mode == "keyword":
             out = sorted(out, key=lambda h: (-(h.relevance or 0.0), -h.score))
         return (self.config.fusion.rerank_by_confidence(out) if mode == "hybrid" else out)[:k]
-
-    def _embed_and_keywords(
-        self, parts: QueryParts, pool: int, plan: FilterPlan, *, keywords: bool
-    ) -> tuple[np.ndarray, list[tuple[str, float]]]:
-        """The query vector and (`keywords`) the keyword side's hits, computed at the same time."""
-        submit = getattr(self.embedder, "submit", None)
-        wait = submit([parts.embed_text]) if submit is not None else None
-        if wait is not None:  # the model encodes in its own process meanwhile
-            try:
-                kw = self.keywords.search(parts.keywords, pool, plan) if keywords else []
-            finally:
-                qv = wait()[0]
-            return qv, kw
-        pending = self._worker().submit(self.keywords.search, parts.keywords, pool, plan) if keywords else None
-        qv = self.embedder.embed([parts.embed_text])[0]
-        return qv, pending.result() if pending is not None else []
 
     def _exact(self, qv: np.ndarray) -> ExactScores | None:
         """The query scored against the in-memory copy of the vectors; None where Chroma answers (`search.mirror`)."""

@@ -71,7 +71,7 @@ def test_traceback_finds_the_missing_module_skill_first_in_every_mode(bank: Skil
 
 
 def test_a_model_in_a_worker_process_ranks_as_the_same_model_in_process(bank: SkillBank) -> None:
-    """With a worker, the keyword side runs while the worker encodes (`Embedder.submit`); nothing else changes."""
+    """The server runs the model in a worker process (`make_embedder(isolated=True)`): the same hits, same relevance."""
     from skills_store.embedders import CachedEmbedder
     from skills_store.embedders.worker import WorkerEmbedder
 

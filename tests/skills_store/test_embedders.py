@@ -144,37 +144,6 @@ def test_a_worker_that_died_is_replaced_by_the_next_embed(hash_worker) -> None:
     assert hash_worker.pid != first
 
 
-def test_a_submitted_request_is_encoded_while_the_caller_works_and_collected_once(hash_worker) -> None:
-    wait = hash_worker.submit(["KeyError: 'x'", "TypeError"])
-    # The worker holds the request: the next caller waits for this one to be collected, then is served.
-    assert np.array_equal(wait(), HashEmbedder().embed(["KeyError: 'x'", "TypeError"]))
-    with pytest.raises(RuntimeError, match="already collected"):
-        wait()
-    assert np.array_equal(hash_worker.embed(["after"]), HashEmbedder().embed(["after"]))
-
-
-def test_a_worker_that_dies_before_the_vectors_are_collected_is_replaced_and_asked_again(hash_worker) -> None:
-    hash_worker.embed(["warm"])
-    first = hash_worker.pid
-    os.kill(first, signal.SIGKILL)
-    wait = hash_worker.submit(["again"])
-    assert np.array_equal(wait(), HashEmbedder().embed(["again"]))
-    assert hash_worker.pid != first
-
-
-def test_the_cache_submits_only_misses_to_a_worker_and_nothing_for_an_in_process_model(hash_worker) -> None:
-    assert CachedEmbedder(HashEmbedder()).submit(["x"]) is None
-    cached = CachedEmbedder(hash_worker)
-    cached.embed(["seen"])
-    wait = cached.submit(["seen", "new"])
-    assert wait is not None
-    assert np.array_equal(wait(), HashEmbedder().embed(["seen", "new"]))
-    assert (cached.hits, cached.misses) == (1, 2)
-    hit = cached.submit(["new"])
-    assert hit is not None
-    assert np.array_equal(hit(), HashEmbedder().embed(["new"]))
-
-
 def test_closing_a_worker_reaps_its_process(hash_worker) -> None:
     pid = hash_worker.pid
     hash_worker.embed(["x"])
