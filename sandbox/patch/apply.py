@@ -36,12 +36,12 @@ def apply_patch(
     ambiguously, a path outside the workspace, a binary file, over 10 MB); its message is the whole feedback for
     the model, and nothing was written. With `dry_run` the patch is planned and reported but nothing is written.
     `check_syntax` compiles every changed `.py` file and reports its syntax error (the patch is applied anyway);
-    with a `syntax_worker` a long patch's files are compiled in that process while they are planned and written
-    (the same errors; the server passes one, a library caller gets the in-process check).
+    with a `syntax_worker` the files are compiled in that process while they are planned and written (the same
+    errors; the server passes one, a library caller gets the in-process check).
     """
     sections = parse_patch(patch)
     jail = Jail(Path(root))
-    batch = syntax_worker.batch(len(patch)) if check_syntax and syntax_worker is not None else None
+    batch = syntax_worker.batch(patch) if check_syntax and syntax_worker is not None else None
     if batch is None:
         plan = Planner(jail).run(sections)
         syntax = [issue for entry in plan.entries for issue in _syntax_issues(entry)] if check_syntax else []

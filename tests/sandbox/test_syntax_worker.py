@@ -41,7 +41,7 @@ def alive(pid: int) -> bool:
 
 @pytest.fixture
 def worker() -> Iterator[SyntaxWorker]:
-    made = SyntaxWorker(min_patch_chars=0)
+    made = SyntaxWorker()
     yield made
     made.close()
 
@@ -130,6 +130,9 @@ def waiting_tickets(batch: syntax_worker.Batch) -> int:
     return int.from_bytes(size, sys.byteorder) // syntax_worker._TICKET.size
 
 
+PY = "--- a/x.py\n"  # what `batch` looks for
+
+
 def jobs() -> list[tuple[bytes, list[str], list[tuple[int, int]] | None, str]]:
     """The jobs of the broken edit: bytes, lines, changed ranges (the whole file for some), file name."""
     new = edited(OLD, broken=True)
@@ -144,7 +147,7 @@ def jobs() -> list[tuple[bytes, list[str], list[tuple[int, int]] | None, str]]:
 
 def test_jobs_the_worker_took_come_back_from_it_and_equal_the_in_process_errors(worker: SyntaxWorker) -> None:
     ready(worker)
-    batch = worker.batch(10**6)
+    batch = worker.batch(PY)
     assert batch is not None
     for source, lines, changed, path in jobs():
         batch.submit(path, source, lines, changed)
@@ -163,12 +166,11 @@ def test_the_worker_is_spawned_once_and_reused_by_every_patch(tmp_path: Path, wo
         assert worker.pid == pid
 
 
-def test_a_small_patch_is_checked_in_process_and_spawns_no_worker(tmp_path: Path) -> None:
+def test_a_patch_without_python_files_spawns_no_worker(tmp_path: Path) -> None:
     lazy = SyntaxWorker()
-    patch = unified(OLD, {"pkg/short.py": "A = (1\n"})
-    assert len(patch) < lazy.min_patch_chars
-    result = apply_patch(tree(tmp_path, OLD), patch, syntax_worker=lazy)
-    assert [e.path for e in result.syntax_errors] == ["pkg/short.py"]
+    result = apply_patch(tree(tmp_path, OLD), unified(OLD, {"notes.txt": "changed\n"}), syntax_worker=lazy)
+    assert result.applied
+    assert not result.syntax_errors
     assert lazy.pid is None
 
 
@@ -183,7 +185,7 @@ def test_a_killed_worker_is_replaced_and_meanwhile_patches_are_checked_in_proces
     replacement = ready(worker)
     assert replacement != pid
     answered = worker.answered
-    batch = worker.batch(10**6)
+    batch = worker.batch(PY)
     assert batch is not None
     for source, lines, changed, path in jobs():
         batch.submit(path, source, lines, changed)
@@ -195,7 +197,7 @@ def test_a_killed_worker_is_replaced_and_meanwhile_patches_are_checked_in_proces
 
 def test_a_worker_that_dies_during_a_batch_leaves_its_jobs_to_the_engine(worker: SyntaxWorker) -> None:
     pid = ready(worker)
-    batch = worker.batch(10**6)
+    batch = worker.batch(PY)
     assert batch is not None
     for source, lines, changed, path in jobs()[:3]:
         batch.submit(path, source, lines, changed)
@@ -213,7 +215,7 @@ def test_a_hung_worker_is_given_up_on_killed_and_its_jobs_done_in_process(
     monkeypatch.setattr(syntax_worker, "ANSWER_TIMEOUT_S", 0.2)
     pid = ready(worker)
     os.kill(pid, signal.SIGSTOP)
-    batch = worker.batch(10**6)
+    batch = worker.batch(PY)
     assert batch is not None
     for source, lines, changed, path in jobs():
         batch.submit(path, source, lines, changed)
