@@ -21,6 +21,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp import Client, StdioServerParameters
@@ -185,6 +186,7 @@ def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
     from mcp_server.capture_text import redact_bounded
     from mcp_server.tools.patch import flat_schema
     from sandbox.patch import PatchResult, apply_patch
+    from sandbox.syntax_worker import SyntaxWorker
     from skills_store.models import Step
     from skills_store.redact import Redactor
     from skills_store.trajectories.store import SQLiteTrajectoryStore
@@ -192,7 +194,12 @@ def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
     work, red = base / "ws-breakdown", Redactor()
     schema = flat_schema(PatchResult.model_json_schema())
     validator = validator_for(schema)(schema, registry=Registry())
-    engine = {"engine, no syntax check": False, "engine with the syntax check": True}
+    worker = SyntaxWorker()
+    engine: dict[str, dict[str, Any]] = {
+        "engine, no syntax check": {"check_syntax": False},
+        "engine with the syntax check in-process": {},
+        "engine with the syntax check in the worker (as served)": {"syntax_worker": worker},
+    }
     out = dict.fromkeys(["git apply alone (no MCP)", *engine, "capture: redact + commit", "client: output schema"], 0.0)
     diff = base / "breakdown.diff"
     env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(base)}
@@ -206,10 +213,12 @@ def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
                 start = time.perf_counter()
                 subprocess.run(["git", "apply", "-p1", "--whitespace=nowarn", str(diff)], cwd=work, env=env, check=True)
                 runs["git apply alone (no MCP)"].append(time.perf_counter() - start)
-                for name, check in engine.items():
+                for name, options in engine.items():
                     refill(work, case.old)
+                    if "syntax_worker" in options:  # ready (the served engine starts it with its first patch)
+                        assert worker.wait_ready(30)
                     start = time.perf_counter()
-                    result = apply_patch(work, case.patch, check_syntax=check)
+                    result = apply_patch(work, case.patch, **options)
                     runs[name].append(time.perf_counter() - start)
                 start = time.perf_counter()
                 args = redact_bounded(red, {"patch": case.patch}, CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS)
@@ -221,6 +230,7 @@ def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
                 runs["client: output schema"].append(time.perf_counter() - start)
             for name, times in runs.items():
                 out[name] += statistics.median(times)
+    worker.close()
     return out
 
 

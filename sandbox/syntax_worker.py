@@ -77,6 +77,16 @@ class SyntaxWorker:
             finally:
                 self._lock.release()
 
+    def wait_ready(self, timeout_s: float) -> bool:
+        """Start the worker and wait until it takes batches (a benchmark's or a test's warm-up; `batch` never waits)."""
+        with self._lock:
+            try:
+                self._process.start()
+                return self._process.poll_ready(timeout_s)
+            except OSError:
+                self._process.stop()
+                return False
+
     def batch(self, patch: str) -> Batch | None:
         """A batch for one patch, or None: check it in-process (no `.py` file named, worker busy, starting or gone).
 
@@ -132,8 +142,8 @@ class _Process:
             os.close(answers_w)  # the worker holds the only writer: its exit is our EOF
             os.close(go_r)
 
-    def poll_ready(self) -> bool:
-        if select.select([self.fds["answers"]], [], [], 0)[0]:
+    def poll_ready(self, timeout_s: float = 0) -> bool:
+        if not self.ready and select.select([self.fds["answers"]], [], [], timeout_s)[0]:
             if os.read(self.fds["answers"], 1) != b"R":
                 raise OSError("the syntax worker did not start")
             self.ready = True

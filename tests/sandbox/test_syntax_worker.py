@@ -48,8 +48,7 @@ def worker() -> Iterator[SyntaxWorker]:
 
 def ready(worker: SyntaxWorker) -> int:
     """Start the worker and wait until it takes batches; its pid."""
-    worker.start()
-    until(lambda: worker._process.poll_ready())
+    assert worker.wait_ready(20)
     pid = worker.pid
     assert pid is not None
     return pid
@@ -240,10 +239,10 @@ def test_a_refused_patch_ends_its_batch_and_the_next_patch_uses_the_worker(
 
 def test_the_worker_leaves_when_the_process_that_started_it_exits_without_cleanup(tmp_path: Path) -> None:
     script = (
-        "import os, sys, time\n"
+        "import os\n"
         "from sandbox.syntax_worker import SyntaxWorker\n"
-        "w = SyntaxWorker(); w.start()\n"
-        "while not w._process.poll_ready(): time.sleep(0.002)\n"
+        "w = SyntaxWorker()\n"
+        "assert w.wait_ready(20)\n"
         "print(w.pid, flush=True)\n"
         "os._exit(0)\n"
     )
