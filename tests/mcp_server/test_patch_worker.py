@@ -79,7 +79,7 @@ async def test_the_syntax_worker_serves_every_patch_and_leaves_with_the_server(t
         await client.__aexit__(None, None, None)
         left_after = time.perf_counter() - start
     assert not alive(pid)
-    assert left_after < 1.0
+    assert left_after < 0.3  # the worker is not waited for: it sees its pipes close and leaves by itself
     with anyio.fail_after(5):
         while alive(worker):
             await anyio.sleep(0.005)
