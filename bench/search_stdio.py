@@ -47,8 +47,9 @@ server.run()
 NOTES = """
 ## Notes (measured 2026-12-01, in-process profiles with the server's worker embedder, 10k skills, short queries)
 
-- The same code before the search changes of this round (in-memory vector copy, blocked products), measured in the
-  same conditions just before: short queries 11.2 ms vs 5.5 ms (2.05x), tracebacks 15.7 vs 17.0 ms (0.92x).
+- Three runs of this code at load 0.9-1.4: short queries 1.82x-1.94x (10.1-10.8 vs 5.5-5.6 ms). The same code with
+  the in-memory vector copy off (`SearchConfig.mirror_limit = 0`, Chroma's query instead), run just before:
+  11.4 vs 5.2 ms (2.18x), `took_ms` 8.8 against 7.6-8.1 with it.
 - `SkillBank.search` with the model in the worker, p50: the worker round trip (encode) 4.3 ms, the keyword side
   (FTS5 BM25) 0.87, the exact scores of the in-memory vector copy 0.60 (Chroma's query: 1.1-1.9), hydration 0.19,
   relevance 0.12, use counting 0.09, the rest (analysis, plan, fusion, order) ~0.3: 6.5 ms in all. Inside the
