@@ -14,7 +14,7 @@ from pathlib import Path
 from sandbox.patch.jail import Jail
 from sandbox.patch.models import PatchResult, SyntaxIssue
 from sandbox.patch.overlay import Entry
-from sandbox.patch.parse import parse_patch
+from sandbox.patch.parse import iter_patch
 from sandbox.patch.plan import Plan, Planner
 from sandbox.patch.textfile import TextFile
 from sandbox.patch.write import commit
@@ -39,8 +39,12 @@ def apply_patch(
     with a `syntax_worker` the files are compiled in that process while they are planned and written (the same
     errors; the server passes one, a library caller gets the in-process check).
     """
-    sections = parse_patch(patch)
-    jail = Jail(Path(root))
+    sections = iter_patch(patch)  # planned as they are parsed: the syntax worker gets its first file sooner
+    try:
+        jail = Jail(Path(root))
+    except Exception:
+        list(sections)  # a malformed patch is reported first, as when it was parsed whole before anything else
+        raise
     batch = syntax_worker.batch(patch) if check_syntax and syntax_worker is not None else None
     if batch is None:
         plan = Planner(jail).run(sections)

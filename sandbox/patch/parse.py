@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from sandbox.patch.models import MAX_PATCH_BYTES
 from sandbox.patch.ops import FilePatch, MalformedPatch
 from sandbox.patch.parse_codex import BEGIN, END, parse_codex
-from sandbox.patch.parse_unified import parse_unified
+from sandbox.patch.parse_unified import iter_unified
 
 _HEREDOC_RE = re.compile(r"""^\s*(?:apply_patch|applypatch)\s*<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\1\s*$""")
 _NO_CHANGES = (
@@ -18,6 +19,12 @@ _NO_CHANGES = (
 
 def parse_patch(text: str) -> list[FilePatch]:
     """Parse a unified diff or a Codex envelope; raise `MalformedPatch` (a `PatchError`) saying what to change."""
+    return list(iter_patch(text))
+
+
+def iter_patch(text: str) -> Iterator[FilePatch]:
+    """`parse_patch` section by section (a unified diff's next section is parsed after this one is used); the
+    errors are the same, raised when the parse reaches them."""
     if len(text) > MAX_PATCH_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_PATCH_BYTES:
         raise MalformedPatch(
             None,
@@ -35,17 +42,26 @@ def parse_patch(text: str) -> list[FilePatch]:
     if begin is not None:
         sections = parse_codex(lines, begin)
         _check_after_end(lines, begin)
-    else:
-        if BEGIN in text and any(line.rstrip() == BEGIN for line in lines):
-            raise MalformedPatch(
-                None,
-                f"there is text before `{BEGIN}`",
-                f"send only the envelope, from `{BEGIN}` to `{END}` (an `apply_patch <<'EOF'` wrapper is fine)",
-            )
-        sections = parse_unified(lines)
-    if not sections:
+        if not sections:
+            raise MalformedPatch(None, "the patch contains no file changes", _NO_CHANGES)
+        return iter(sections)
+    if BEGIN in text and any(line.rstrip() == BEGIN for line in lines):
+        raise MalformedPatch(
+            None,
+            f"there is text before `{BEGIN}`",
+            f"send only the envelope, from `{BEGIN}` to `{END}` (an `apply_patch <<'EOF'` wrapper is fine)",
+        )
+    return _some(iter_unified(lines))
+
+
+def _some(sections: Iterator[FilePatch]) -> Iterator[FilePatch]:
+    """The sections, then the complaint about a patch without any."""
+    found = False
+    for section in sections:
+        found = True
+        yield section
+    if not found:
         raise MalformedPatch(None, "the patch contains no file changes", _NO_CHANGES)
-    return sections
 
 
 def _strip_fence(lines: list[str]) -> list[str]:

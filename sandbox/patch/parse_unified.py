@@ -7,6 +7,7 @@ its lines, as `git apply --recount` does.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from sandbox.patch.git_meta import GIT_META, GitMeta, binary_refusal, is_binary_notice, record_meta
 from sandbox.patch.ops import FileKind, FilePatch, Hunk, HunkLine, MalformedPatch
@@ -17,8 +18,12 @@ _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 def parse_unified(lines: list[str]) -> list[FilePatch]:
     """Parse every file section of a unified diff; `lines` are the patch's lines without their LF."""
-    parser = _Parser(lines)
-    return parser.run()
+    return list(_Parser(lines).run())
+
+
+def iter_unified(lines: list[str]) -> Iterator[FilePatch]:
+    """`parse_unified`, one section at a time: the engine plans each while the next is parsed."""
+    return _Parser(lines).run()
 
 
 class _Parser:
@@ -32,17 +37,16 @@ class _Parser:
     def text(self, i: int) -> str:
         return self.lines[i].rstrip("\r")
 
-    def run(self) -> list[FilePatch]:
-        out: list[FilePatch] = []
+    def run(self) -> Iterator[FilePatch]:
         i = 0
         while i < self.n:
             line = self.text(i)
             if line.startswith("diff --git "):
                 section, i = self.git_section(i)
-                out.append(section)
+                yield section
             elif self.is_plain_header(i):
                 section, i = self.plain_section(i)
-                out.append(section)
+                yield section
             elif line.startswith("GIT binary patch") or is_binary_notice(line):
                 raise binary_refusal(i + 1, line)
             elif line.startswith("@@"):
@@ -53,7 +57,6 @@ class _Parser:
                 )
             else:
                 i += 1  # preamble: commit message, `Index:` lines, `Only in` lines, prose
-        return out
 
     def is_plain_header(self, i: int) -> bool:
         return self.text(i).startswith("--- ") and i + 1 < self.n and self.text(i + 1).startswith("+++ ")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from sandbox.errors import PatchError
@@ -39,12 +39,21 @@ class Planner:
         self.refusal = Refusal()
         self.plan = Plan()
 
-    def run(self, sections: list[FilePatch]) -> Plan:
+    def run(self, sections: Iterable[FilePatch]) -> Plan:
+        """Plan every section. `sections` may be parsed as they are planned: a parse error still wins over an
+        error that planning raised (a path refused, a workspace gone), which waits until the parse is done."""
+        raised: Exception | None = None
         for section in sections:
+            if raised is not None:
+                continue
             try:
                 self.section(section)
             except _Skip:
                 continue
+            except Exception as exc:
+                raised = exc
+        if raised is not None:
+            raise raised
         if self.refusal.problems:
             raise PatchError(self.refusal.render())
         self.plan.entries = self.overlay.changed()
