@@ -20,8 +20,9 @@ import pytest
 from sandbox import syntax_worker
 from sandbox.errors import PatchError
 from sandbox.patch import apply_patch
-from sandbox.syntax import file_syntax_error
+from sandbox.syntax import file_syntax_error, syntax_error
 from sandbox.syntax_worker import SyntaxWorker
+from tests.sandbox.test_syntax_codegen import CODEGEN_ONLY, _inject
 
 
 def until(condition: Callable[[], bool], timeout_s: float = 20.0) -> None:
@@ -258,3 +259,19 @@ def test_closing_the_worker_kills_and_reaps_it(worker: SyntaxWorker) -> None:
     worker.close()
     assert not alive(pid)
     assert worker.pid is None
+
+
+def test_every_error_only_the_code_generator_finds_comes_back_from_the_worker_as_a_full_compile_reports_it(
+    worker: SyntaxWorker,
+) -> None:
+    injected = [_inject(where, code) for where, code, _ in CODEGEN_ONLY]
+    ready(worker)
+    batch = worker.batch(PY)
+    assert batch is not None
+    for lines, new, at in injected:
+        batch.submit("m.py", "\n".join(lines).encode(), lines, [(at, at + len(new))])
+    batch.seal()
+    until(lambda: waiting_tickets(batch) == 1)
+    errors = batch.close()
+    assert [e[1] if e else None for e in errors] == [message for _, _, message in CODEGEN_ONLY]
+    assert errors == [syntax_error("\n".join(lines).encode(), "m.py") for lines, _, _ in injected]
