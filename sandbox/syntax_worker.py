@@ -98,6 +98,7 @@ class SyntaxWorker:
         try:
             process.start()
             if process.ready or process.poll_ready():
+                process.settle()
                 os.write(process.fds["go"], b"G")
                 return Batch(self, process.fds)
         except OSError:
@@ -118,6 +119,8 @@ class _Process:
         self.proc: subprocess.Popen[bytes] | None = None
         self.fds: dict[str, int] = {}
         self.ready = False
+        self.owed = 0
+        """Empty answers to batches the worker took no job of (a small patch's engine took them all)."""
 
     def start(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -149,7 +152,15 @@ class _Process:
             self.ready = True
         return self.ready
 
+    def settle(self) -> None:
+        """Read the answers owed by earlier batches (they came while the engine served its caller)."""
+        while self.owed:
+            if _answers(self.fds["answers"], 0) is None:
+                raise OSError("the syntax worker did not answer")
+            self.owed -= 1
+
     def stop(self) -> None:
+        self.owed = 0
         for fd in self.fds.values():
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -216,7 +227,13 @@ class Batch:
             if wanted:
                 for number in sorted(mine):
                     errors[number] = file_syntax_error(*self._jobs[number])  # while the worker compiles its share
-            answered = self._answers(self._ticketed - len(mine)) if self._fds else None
+            answered: dict[int, Error] | None = {}
+            if not self._fds:
+                answered = None
+            elif len(mine) < self._ticketed:
+                answered = _answers(self._fds["answers"], self._ticketed - len(mine))
+            else:  # the worker took nothing: its (empty) answer is read before the next batch, not waited for here
+                self._worker._process.owed += 1
             if answered is None:
                 self._worker._process.stop()  # dead, hung or garbled: respawned with the next patch
                 answered = {}
@@ -246,20 +263,20 @@ class Batch:
                 return numbers
             numbers.add(self._at[start])
 
-    def _answers(self, count: int) -> dict[int, Error] | None:
-        """The worker's errors for the `count` jobs it took; None when it died, hung or sent something else."""
-        fd = self._fds["answers"]
-        if not select.select([fd], [], [], ANSWER_TIMEOUT_S)[0]:
-            return None
-        head = _read_exact(fd, _SIZE.size)
-        body = _read_exact(fd, _SIZE.unpack(head)[0]) if head is not None else None
-        if body is None:
-            return None
-        try:
-            answers = dict(marshal.loads(body))
-        except (ValueError, EOFError, TypeError):
-            return None
-        return answers if len(answers) == count else None
+
+def _answers(fd: int, count: int) -> dict[int, Error] | None:
+    """The worker's errors for the `count` jobs it took; None when it died, hung or sent something else."""
+    if not select.select([fd], [], [], ANSWER_TIMEOUT_S)[0]:
+        return None
+    head = _read_exact(fd, _SIZE.size)
+    body = _read_exact(fd, _SIZE.unpack(head)[0]) if head is not None else None
+    if body is None:
+        return None
+    try:
+        answers = dict(marshal.loads(body))
+    except (ValueError, EOFError, TypeError):
+        return None
+    return answers if len(answers) == count else None
 
 
 def _read_exact(fd: int, size: int) -> bytes | None:
