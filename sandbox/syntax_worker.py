@@ -22,7 +22,6 @@ import contextlib
 import marshal
 import os
 import select
-import struct
 import subprocess
 import sys
 import tempfile
@@ -32,21 +31,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sandbox.syntax import file_syntax_error
+from sandbox.syntax_worker_main import END, SIZE, TICKET, Error, read_exact
 
-Error = tuple[int | None, str] | None
 Job = tuple[bytes, Sequence[str], list[tuple[int, int]] | None, str]
 """(bytes, lines, changed line ranges or None, file name): `file_syntax_error`'s arguments."""
-_TICKET = struct.Struct("<qq")  # (offset, length) of a job in the shared file; offset -1 ends the batch
-_END = _TICKET.pack(-1, 0)
-_SIZE = struct.Struct("<I")
-_BOM = b"\xef\xbb\xbf"
 #: At most this many jobs per batch go to the worker (the ticket pipe holds 4,096); the rest stay in-process.
 MAX_JOBS = 2_000
 #: A worker that has not answered a batch this long after the engine finished is given up on (and killed).
 ANSWER_TIMEOUT_S = 30.0
 _KEEP_DATA_BYTES = 16 << 20  # the shared file is emptied after a batch that made it larger
 _ROOT = Path(__file__).resolve().parents[1]
-_MAIN = "import sys; sys.path.insert(0, sys.argv[1]); from sandbox.syntax_worker import serve; serve(*sys.argv[2:])"
+_MAIN = "import sys; sys.path.insert(0, sys.argv[1]); import sandbox.syntax_worker_main as m; m.serve(*sys.argv[2:])"
 
 
 class SyntaxWorker:
@@ -197,7 +192,7 @@ class Batch:
             payload = marshal.dumps((number, filename, source, joined, changed))
             try:
                 os.pwrite(self._fds["data"], payload, self._offset)
-                os.write(self._fds["tickets_w"], _TICKET.pack(self._offset, len(payload)))
+                os.write(self._fds["tickets_w"], TICKET.pack(self._offset, len(payload)))
             except OSError:
                 self._fds = {}  # the worker is gone: the rest is checked in-process, and it is respawned next time
             else:
@@ -210,7 +205,7 @@ class Batch:
         """No more jobs: the worker may finish once it has taken the last ticket."""
         if not self._sealed and self._fds:
             try:
-                os.write(self._fds["tickets_w"], _END + _END)
+                os.write(self._fds["tickets_w"], END + END)
             except OSError:
                 self._fds = {}
         self._sealed = True
@@ -255,10 +250,10 @@ class Batch:
         """The jobs nobody has taken yet, now the engine's own (it reads tickets until its end ticket)."""
         numbers: set[int] = set()
         while True:
-            ticket = _read_exact(self._fds["tickets_r"], _TICKET.size)
+            ticket = read_exact(self._fds["tickets_r"], TICKET.size)
             if ticket is None:
                 return numbers
-            start, _ = _TICKET.unpack(ticket)
+            start, _ = TICKET.unpack(ticket)
             if start < 0:
                 return numbers
             numbers.add(self._at[start])
@@ -268,8 +263,8 @@ def _answers(fd: int, count: int) -> dict[int, Error] | None:
     """The worker's errors for the `count` jobs it took; None when it died, hung or sent something else."""
     if not select.select([fd], [], [], ANSWER_TIMEOUT_S)[0]:
         return None
-    head = _read_exact(fd, _SIZE.size)
-    body = _read_exact(fd, _SIZE.unpack(head)[0]) if head is not None else None
+    head = read_exact(fd, SIZE.size)
+    body = read_exact(fd, SIZE.unpack(head)[0]) if head is not None else None
     if body is None:
         return None
     try:
@@ -277,48 +272,3 @@ def _answers(fd: int, count: int) -> dict[int, Error] | None:
     except (ValueError, EOFError, TypeError):
         return None
     return answers if len(answers) == count else None
-
-
-def _read_exact(fd: int, size: int) -> bytes | None:
-    """`size` bytes from a pipe; None at its end (the other side left)."""
-    chunks: list[bytes] = []
-    while size:
-        chunk = os.read(fd, size)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
-
-
-def _lines(source: bytes) -> list[str]:
-    """A file's lines as `sandbox.patch.textfile` splits them, for bytes without CR (LF endings only)."""
-    text = source[len(_BOM) :] if source.startswith(_BOM) else source
-    lines = text.decode("utf-8", "surrogateescape").split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def serve(go: str, tickets: str, answers: str, data: str) -> None:
-    """The worker's loop: per batch (a byte on `go`), a job per ticket until an end ticket, then the errors found.
-
-    Between batches it reads `go`, never the tickets, so the second end ticket is left for the engine. It leaves
-    when a pipe closes: the server has gone."""
-    go_fd, tickets_fd, answers_fd, data_fd = int(go), int(tickets), int(answers), int(data)
-    os.write(answers_fd, b"R")
-    while _read_exact(go_fd, 1) is not None:
-        done: list[tuple[int, Error]] = []
-        while (ticket := _read_exact(tickets_fd, _TICKET.size)) is not None:
-            offset, length = _TICKET.unpack(ticket)
-            if offset < 0:
-                break
-            number, filename, source, joined, changed = marshal.loads(os.pread(data_fd, length, offset))
-            lines = _lines(source) if joined is None else joined.split("\n")
-            done.append((number, file_syntax_error(source, lines, changed, filename)))
-        else:
-            return
-        payload = marshal.dumps(done)
-        view = memoryview(_SIZE.pack(len(payload)) + payload)
-        while view:
-            view = view[os.write(answers_fd, view) :]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import syntax_worker
+from sandbox import syntax_worker, syntax_worker_main
 from sandbox.errors import PatchError
 from sandbox.patch import apply_patch
 from sandbox.syntax import file_syntax_error, syntax_error
@@ -127,7 +127,7 @@ def test_the_worker_reports_the_errors_the_in_process_check_reports(
 def waiting_tickets(batch: syntax_worker.Batch) -> int:
     """Tickets no reader has taken yet."""
     size = fcntl.ioctl(batch._fds["tickets_r"], termios.FIONREAD, b"\0\0\0\0")
-    return int.from_bytes(size, sys.byteorder) // syntax_worker._TICKET.size
+    return int.from_bytes(size, sys.byteorder) // syntax_worker_main.TICKET.size
 
 
 PY = "--- a/x.py\n"  # what `batch` looks for

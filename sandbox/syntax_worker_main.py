@@ -1,0 +1,61 @@
+"""The syntax worker's own side (`python -I -S -c ... serve`): the standard library and `sandbox.syntax` only, so it
+starts in milliseconds and holds little memory. The engine's side and the protocol: `sandbox.syntax_worker`."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import struct
+
+from sandbox.syntax import file_syntax_error
+
+Error = tuple[int | None, str] | None
+TICKET = struct.Struct("<qq")  # (offset, length) of a job in the shared file; offset -1 ends the batch
+END = TICKET.pack(-1, 0)
+SIZE = struct.Struct("<I")  # the length of an answer that follows
+_BOM = b"\xef\xbb\xbf"
+
+
+def read_exact(fd: int, size: int) -> bytes | None:
+    """`size` bytes from a pipe; None at its end (the other side left)."""
+    chunks: list[bytes] = []
+    while size:
+        chunk = os.read(fd, size)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _lines(source: bytes) -> list[str]:
+    """A file's lines as `sandbox.patch.textfile` splits them, for bytes without CR (LF endings only)."""
+    text = source[len(_BOM) :] if source.startswith(_BOM) else source
+    lines = text.decode("utf-8", "surrogateescape").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def serve(go: str, tickets: str, answers: str, data: str) -> None:
+    """The worker's loop: per batch (a byte on `go`), a job per ticket until an end ticket, then the errors found.
+
+    Between batches it reads `go`, never the tickets, so the second end ticket is left for the engine. It leaves
+    when a pipe closes: the server has gone."""
+    go_fd, tickets_fd, answers_fd, data_fd = int(go), int(tickets), int(answers), int(data)
+    os.write(answers_fd, b"R")
+    while read_exact(go_fd, 1) is not None:
+        done: list[tuple[int, Error]] = []
+        while (ticket := read_exact(tickets_fd, TICKET.size)) is not None:
+            offset, length = TICKET.unpack(ticket)
+            if offset < 0:
+                break
+            number, filename, source, joined, changed = marshal.loads(os.pread(data_fd, length, offset))
+            lines = _lines(source) if joined is None else joined.split("\n")
+            done.append((number, file_syntax_error(source, lines, changed, filename)))
+        else:
+            return
+        payload = marshal.dumps(done)
+        view = memoryview(SIZE.pack(len(payload)) + payload)
+        while view:
+            view = view[os.write(answers_fd, view) :]
