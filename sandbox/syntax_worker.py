@@ -218,10 +218,7 @@ class Batch:
         self._closed = True
         try:
             errors: dict[int, Error] = {}
-            mine = self._take_tickets() if self._fds else set(range(self._ticketed))
-            if wanted:
-                for number in sorted(mine):
-                    errors[number] = file_syntax_error(*self._jobs[number])  # while the worker compiles its share
+            mine = self._take_tickets(errors if wanted else None) if self._fds else set(range(self._ticketed))
             answered: dict[int, Error] | None = {}
             if not self._fds:
                 answered = None
@@ -246,8 +243,9 @@ class Batch:
                     os.ftruncate(self._fds["data"], 0)
             self._worker._lock.release()
 
-    def _take_tickets(self) -> set[int]:
-        """The jobs nobody has taken yet, now the engine's own (it reads tickets until its end ticket)."""
+    def _take_tickets(self, errors: dict[int, Error] | None) -> set[int]:
+        """The jobs nobody had taken, done by the engine one ticket at a time (so the worker goes on taking its
+        share meanwhile) until its end ticket; their errors go to `errors` (None: only take them)."""
         numbers: set[int] = set()
         while True:
             ticket = read_exact(self._fds["tickets_r"], TICKET.size)
@@ -256,7 +254,10 @@ class Batch:
             start, _ = TICKET.unpack(ticket)
             if start < 0:
                 return numbers
-            numbers.add(self._at[start])
+            number = self._at[start]
+            numbers.add(number)
+            if errors is not None:
+                errors[number] = file_syntax_error(*self._jobs[number])
 
 
 def _answers(fd: int, count: int) -> dict[int, Error] | None:
