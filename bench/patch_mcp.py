@@ -87,13 +87,18 @@ every comparison is within one run, alternating):
 
 - The syntax check runs in a persistent worker process (`sandbox/syntax_worker.py`, spawned by the first patch
   that names a `.py` file, reused, gone with the server) while the engine plans and writes; the engine then
-  compiles the files nobody took yet itself. In-process, per diff, 9 alternating trials, load ~1.5: the engine
-  with the check 140.9 ms in-process vs 103.4 ms with the worker (71.8 without the check). Even a one-line patch
-  to click's `core.py` gains (1.9 vs 2.2 ms, median of 41), so every patch naming a `.py` file uses it.
+  compiles the files nobody took yet itself, one ticket at a time so the worker goes on taking its share (taking
+  them all at once left the worker idle: packaging 19.8 -> 14.9 ms, jinja2 23.2 -> 18.3). In-process, per diff,
+  9 alternating trials, load 0.3: the engine with the check 128.6 ms in-process vs 80.7 ms with the worker (58.9
+  without the check). Even a one-line patch to click's `core.py` gains (1.9 vs 2.2 ms, median of 41), so every
+  patch naming a `.py` file uses it; when the engine took every job itself, the worker's empty answer is read
+  before the next patch instead of waited for.
 - The engine plans each section as soon as it is parsed (a parse error still wins over what planning raised),
   so the worker gets its first file before the whole patch is parsed (15 ms of the 8 diffs' 60).
-- Through MCP, the before/after servers and the `git apply` one alternating (5 trials, load 9-12): 258 -> 226 ms
-  for the 8 diffs; the ratio read 2.21x -> 1.93x only because `git apply`'s own time grew under that load.
+- Through MCP, the servers before and after these changes and the `git apply` one alternating (7 trials, load
+  0.3-0.4): 212.4 -> 161.8 ms for the 8 diffs, 3.82x -> 2.91x `git apply` via MCP (55.6 ms). Under a load of
+  9-12 (5 trials, an earlier state) it read 258 -> 226 ms, 2.21x -> 1.93x, only because `git apply`'s own time
+  grew more under that load.
 - Not kept: the hunk splice run by run instead of line by line (regex runs, list comprehensions): no faster on
   hunks of ~20 lines; the parser's line loop as a comprehension: 4.5 -> 3.8 ms, not worth the second path; temp
   files named by pid and counter instead of `mkstemp`: 0.8 ms of 16 for 262 files (the syscalls are the cost).
