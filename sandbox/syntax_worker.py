@@ -83,19 +83,19 @@ class SyntaxWorker:
                 return False
 
     def batch(self, patch: str) -> Batch | None:
-        """A batch for one patch, or None: check it in-process (no `.py` file named, worker busy, starting or gone).
+        """A batch for one patch, or None: check it in-process (no `.py` file named, worker busy or gone).
 
         Even a one-line patch to a long module gains (1.9 vs 2.2 ms, median of 41): the hop costs less than the
-        writes it overlaps."""
+        writes it overlaps. A worker spawned for this patch takes its tickets once it is up (the engine takes
+        the rest), so the first patch gains too."""
         if ".py" not in patch or not self._lock.acquire(blocking=False):
             return None
         process = self._process
         try:
             process.start()
-            if process.ready or process.poll_ready():
-                process.settle()
-                os.write(process.fds["go"], b"G")
-                return Batch(self, process.fds)
+            process.settle()
+            os.write(process.fds["go"], b"G")
+            return Batch(self, process.fds)
         except OSError:
             process.stop()
         self._lock.release()
@@ -150,9 +150,18 @@ class _Process:
     def settle(self) -> None:
         """Read the answers owed by earlier batches (they came while the engine served its caller)."""
         while self.owed:
-            if _answers(self.fds["answers"], 0) is None:
+            if self.answers(0) is None:
                 raise OSError("the syntax worker did not answer")
             self.owed -= 1
+
+    def answers(self, count: int) -> dict[int, Error] | None:
+        """The worker's answer to a batch (after its ready byte, if that has not been read yet)."""
+        try:
+            if not self.poll_ready(ANSWER_TIMEOUT_S):
+                return None
+        except OSError:  # it died before it was up
+            return None
+        return _answers(self.fds["answers"], count)
 
     def stop(self) -> None:
         self.owed = 0
@@ -223,7 +232,7 @@ class Batch:
             if not self._fds:
                 answered = None
             elif len(mine) < self._ticketed:
-                answered = _answers(self._fds["answers"], self._ticketed - len(mine))
+                answered = self._worker._process.answers(self._ticketed - len(mine))
             else:  # the worker took nothing: its (empty) answer is read before the next batch, not waited for here
                 self._worker._process.owed += 1
             if answered is None:

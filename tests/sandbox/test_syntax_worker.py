@@ -166,6 +166,32 @@ def test_the_worker_is_spawned_once_and_reused_by_every_patch(tmp_path: Path, wo
         assert worker.pid == pid
 
 
+def test_the_first_patch_opens_a_batch_at_once_and_gets_the_in_process_errors(tmp_path: Path) -> None:
+    fresh = SyntaxWorker()
+    try:
+        plain, helped = both(tmp_path, unified(OLD, edited(OLD, True)), fresh)  # spawned by this patch
+        assert helped == plain
+        assert fresh.pid is not None
+        plain, helped = both(tmp_path, unified(OLD, edited(OLD, True)), fresh)
+        assert helped == plain
+    finally:
+        fresh.close()
+
+
+def test_a_worker_that_dies_before_it_is_up_leaves_the_patch_its_errors(tmp_path: Path) -> None:
+    fresh = SyntaxWorker()
+    try:
+        fresh.start()
+        pid = fresh.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        plain, helped = both(tmp_path, unified(OLD, edited(OLD, True)), fresh)
+        assert helped == plain
+        assert ready(fresh) != pid
+    finally:
+        fresh.close()
+
+
 def test_a_patch_without_python_files_spawns_no_worker(tmp_path: Path) -> None:
     lazy = SyntaxWorker()
     result = apply_patch(tree(tmp_path, OLD), unified(OLD, {"notes.txt": "changed\n"}), syntax_worker=lazy)
@@ -174,13 +200,13 @@ def test_a_patch_without_python_files_spawns_no_worker(tmp_path: Path) -> None:
     assert lazy.pid is None
 
 
-def test_a_killed_worker_is_replaced_and_meanwhile_patches_are_checked_in_process(
+def test_a_killed_worker_is_replaced_and_the_patch_meanwhile_gets_the_in_process_errors(
     tmp_path: Path, worker: SyntaxWorker
 ) -> None:
     pid = ready(worker)
     os.kill(pid, signal.SIGKILL)
     until(lambda: worker.pid is None)
-    plain, helped = both(tmp_path, unified(OLD, edited(OLD, True)), worker)  # in-process, while a new one starts
+    plain, helped = both(tmp_path, unified(OLD, edited(OLD, True)), worker)  # while a new one starts
     assert helped == plain
     replacement = ready(worker)
     assert replacement != pid
