@@ -39,6 +39,8 @@ Job = tuple[bytes, Sequence[str], list[tuple[int, int]] | None, str]
 MAX_JOBS = 2_000
 #: A worker that has not answered a batch this long after the engine finished is given up on (and killed).
 ANSWER_TIMEOUT_S = 30.0
+#: An answer owed for a batch the worker took no job of needs no compile: one not there after this is given up on.
+SETTLE_TIMEOUT_S = 2.0
 _KEEP_DATA_BYTES = 16 << 20  # the shared file is emptied after a batch that made it larger
 _ROOT = Path(__file__).resolve().parents[1]
 _MAIN = "import sys; sys.path.insert(0, sys.argv[1]); import sandbox.syntax_worker_main as m; m.serve(*sys.argv[2:])"
@@ -150,18 +152,18 @@ class _Process:
     def settle(self) -> None:
         """Read the answers owed by earlier batches (they came while the engine served its caller)."""
         while self.owed:
-            if self.answers(0) is None:
+            if self.answers(0, SETTLE_TIMEOUT_S) is None:
                 raise OSError("the syntax worker did not answer")
             self.owed -= 1
 
-    def answers(self, count: int) -> dict[int, Error] | None:
+    def answers(self, count: int, timeout_s: float) -> dict[int, Error] | None:
         """The worker's answer to a batch (after its ready byte, if that has not been read yet)."""
         try:
-            if not self.poll_ready(ANSWER_TIMEOUT_S):
+            if not self.poll_ready(timeout_s):
                 return None
         except OSError:  # it died before it was up
             return None
-        return _answers(self.fds["answers"], count)
+        return _answers(self.fds["answers"], count, timeout_s)
 
     def stop(self) -> None:
         self.owed = 0
@@ -232,7 +234,7 @@ class Batch:
             if not self._fds:
                 answered = None
             elif len(mine) < self._ticketed:
-                answered = self._worker._process.answers(self._ticketed - len(mine))
+                answered = self._worker._process.answers(self._ticketed - len(mine), ANSWER_TIMEOUT_S)
             else:  # the worker took nothing: its (empty) answer is read before the next batch, not waited for here
                 self._worker._process.owed += 1
             if answered is None:
@@ -269,9 +271,9 @@ class Batch:
                 errors[number] = file_syntax_error(*self._jobs[number])
 
 
-def _answers(fd: int, count: int) -> dict[int, Error] | None:
+def _answers(fd: int, count: int, timeout_s: float) -> dict[int, Error] | None:
     """The worker's errors for the `count` jobs it took; None when it died, hung or sent something else."""
-    if not select.select([fd], [], [], ANSWER_TIMEOUT_S)[0]:
+    if not select.select([fd], [], [], timeout_s)[0]:
         return None
     head = read_exact(fd, SIZE.size)
     body = read_exact(fd, SIZE.unpack(head)[0]) if head is not None else None

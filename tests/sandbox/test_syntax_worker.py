@@ -238,7 +238,7 @@ def test_a_worker_that_dies_during_a_batch_leaves_its_jobs_to_the_engine(worker:
 def test_a_hung_worker_is_given_up_on_killed_and_its_jobs_done_in_process(
     worker: SyntaxWorker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(syntax_worker, "ANSWER_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(syntax_worker, "SETTLE_TIMEOUT_S", 0.2)
     pid = ready(worker)
     os.kill(pid, signal.SIGSTOP)
     batch = worker.batch(PY)
@@ -247,6 +247,26 @@ def test_a_hung_worker_is_given_up_on_killed_and_its_jobs_done_in_process(
         batch.submit(path, source, lines, changed)
     assert batch.close() == [file_syntax_error(*job) for job in jobs()]  # the engine took every job itself
     assert worker.batch(PY) is None  # its answer never comes: given up on, this patch is checked in-process
+    until(lambda: not alive(pid))
+    assert ready(worker) != pid
+
+
+def test_a_worker_that_hangs_on_a_job_is_given_up_on_and_the_engine_does_the_job(
+    worker: SyntaxWorker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(syntax_worker, "ANSWER_TIMEOUT_S", 0.2)
+    pid = ready(worker)
+    batch = worker.batch(PY)
+    assert batch is not None
+    slow = ("x = 1\n" * 200_000 + "y = (\n").encode()  # the better part of a second to compile
+    batch.submit("slow.py", slow, [], None)
+    until(lambda: waiting_tickets(batch) == 0)  # the worker took it (it is compiling)
+    os.kill(pid, signal.SIGSTOP)
+    for source, lines, changed, path in jobs():
+        batch.submit(path, source, lines, changed)
+    errors = batch.close()
+    assert errors == [syntax_error(slow, "slow.py"), *(file_syntax_error(*job) for job in jobs())]
+    assert errors[0] is not None
     until(lambda: not alive(pid))
     assert ready(worker) != pid
 
