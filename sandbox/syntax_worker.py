@@ -8,12 +8,14 @@ dies with the server. One batch per patch:
 
 - while the patch is planned, each planned `.py` file becomes a job: its bytes go to a shared, unlinked temp file
   (a write that never blocks) and a 16-byte ticket naming where they lie goes to the ticket pipe;
-- the worker takes tickets one by one and runs `file_syntax_error` on them;
-- once the files are written, the engine takes the tickets that are left itself (tickets are read whole by one
-  reader, so no job is done twice), reads the worker's answers, and does again in-process whatever the worker
-  could not answer (it died or hung): the errors are those an in-process check reports, by construction.
+- the worker (woken by a byte on its `go` pipe) takes tickets one by one and runs `file_syntax_error` on them;
+- once the files are written, the engine takes the tickets that are left, one at a time, compiling each before
+  the next (a ticket is read whole by one reader, so no job is done twice), reads the worker's answer, and does
+  again in-process whatever the worker could not answer (it died or hung): the errors are those an in-process
+  check reports, by construction.
 
-Two end tickets close a batch, one for each reader.
+Two end tickets close a batch, one for each reader; between batches the worker reads `go`, never the tickets.
+When the engine took every job, the worker's (empty) answer is read at the start of the next batch instead.
 """
 
 from __future__ import annotations
