@@ -20,13 +20,11 @@ from skills_store.trajectories.summaries import FileChange, PatchSummary
 def register(server: ToolSet, deps: Deps) -> None:
     # Patches to one workspace apply one at a time: two concurrent plans could each see the other's files old.
     workspace_lock = anyio.Lock()
-    # The syntax check of a long patch runs in this process beside the engine (spawned by the first patch that
+    # The syntax check runs in a worker process beside the engine (spawned by the first patch that
     # names a .py file; it leaves when the server does).
     syntax_worker = SyntaxWorker()
 
     def apply(patch: str, dry_run: bool) -> PatchResult:
-        if ".py" in patch:
-            syntax_worker.start()
         return apply_patch(deps.workspace, patch, dry_run=dry_run, syntax_worker=syntax_worker)
 
     @server.tool(
