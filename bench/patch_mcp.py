@@ -210,7 +210,7 @@ def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
 
     from mcp_server.capture import CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS
     from mcp_server.capture_text import redact_bounded
-    from mcp_server.tools.patch import flat_schema
+    from mcp_server.toolset import flat_schema
     from sandbox.patch import PatchResult, apply_patch
     from sandbox.syntax_worker import SyntaxWorker
     from skills_store.models import Step

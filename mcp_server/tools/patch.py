@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio
 from mcp.server.mcpserver import Context
@@ -53,42 +53,3 @@ def register(server: ToolSet, deps: Deps) -> None:
             )
             call.ok = result.applied or result.dry_run
             return tool_result(result, result.render())
-
-    metadata = server.tools["apply_patch"].fn_metadata
-    if metadata.output_schema is not None:
-        metadata.output_schema = flat_schema(metadata.output_schema)
-
-
-def flat_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The same output schema without `$ref`s and with `anyOf` of bare types as a `type` list (the schema as it is
-    when it has a recursive or an outside `$ref`).
-
-    Clients validate every result against it: the Python SDK's `jsonschema` spends most of that time resolving the
-    `$ref` of each of the result's files and trying each branch of `str | None`; a release diff's 100 files cost
-    ~3.6 ms per call that way, about half as much flat. What validates is unchanged.
-    """
-    defs = schema.get("$defs", {})
-
-    def flat(node: Any, expanding: frozenset[str]) -> Any:
-        if isinstance(node, list):
-            return [flat(item, expanding) for item in node]
-        if not isinstance(node, dict):
-            return node
-        if "$ref" in node:
-            name = str(node["$ref"]).removeprefix("#/$defs/")
-            if name in expanding or name not in defs:
-                raise LookupError(node["$ref"])
-            siblings = {k: v for k, v in node.items() if k != "$ref"}
-            return flat({**defs[name], **siblings}, expanding | {name})
-        out = {key: flat(value, expanding) for key, value in node.items() if key != "$defs"}
-        options = out.get("anyOf") or []
-        bare = all(set(option) == {"type"} and isinstance(option["type"], str) for option in options)
-        if options and bare and "type" not in out:
-            del out["anyOf"]
-            out["type"] = [option["type"] for option in options]
-        return out
-
-    try:
-        return flat(schema, frozenset())
-    except LookupError:
-        return schema

@@ -12,7 +12,7 @@ from referencing import Registry
 
 from mcp_server.app import create_server
 from mcp_server.services import build_deps
-from mcp_server.tools.patch import flat_schema
+from mcp_server.toolset import flat_schema
 from sandbox.patch import FileChange, PatchResult, SyntaxIssue
 
 pytestmark = pytest.mark.anyio
