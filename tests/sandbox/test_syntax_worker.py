@@ -231,7 +231,7 @@ def test_a_worker_that_dies_during_a_batch_leaves_its_jobs_to_the_engine(worker:
     for source, lines, changed, path in jobs()[3:]:
         batch.submit(path, source, lines, changed)
     assert batch.close() == [file_syntax_error(*job) for job in jobs()]
-    assert not alive(pid)
+    until(lambda: not alive(pid))  # SIGKILL lands asynchronously: on a loaded machine after close() returned
     assert ready(worker) != pid
 
 
