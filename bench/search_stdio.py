@@ -75,6 +75,12 @@ NOTES = """
   (FTS5 BM25) 0.87, the exact scores of the in-memory vector copy 0.60 (Chroma's query: 1.1-1.9), hydration 0.19,
   relevance 0.12, use counting 0.09, the rest (analysis, plan, fusion, order) ~0.3: 6.5 ms in all. Inside the
   served tool, `bank.search` measured 7.2 ms, the hops into and out of its thread 0.15 ms together.
+- A lower bound for any server over stdio: the floor's work plus a bare tool's round trip. In the quiet run of
+  13:46 UTC (load 1.1) that is 5.5 + 1.8 = 7.3 ms, 1.33x the floor, already over the 1.3x target with nothing
+  else done (no keyword side, no capture, no schema check). A minimal SDK server whose one tool does exactly the
+  floor's work measured 12.7 ms (2.32x) in the same run, slower than skillbank's 10.5 ms: its model runs in the
+  process that answers, with the SDK's thread hops, and torch's spinning threads of a third process share the
+  two cores.
 - The target cannot be met on this machine by the search alone: the tool pays the stdio round trip (1.9 ms) and
   the same encode as the floor, so at a 5.5 ms floor (4.2 encode + 1.3 query) everything else (MCP layer, capture,
   client's schema check, keyword side, scoring, hydration) would have to fit in 1.3 x 5.5 - 1.9 - 4.2 = 1.05 ms.
