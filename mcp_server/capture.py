@@ -20,6 +20,7 @@ returned.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import OrderedDict
@@ -220,6 +221,7 @@ class SessionCapture:
     ) -> None:
         red = self.redactor
 
+        @functools.cache  # built once: a read-only call's step refused on the event loop is not redacted again
         def step() -> Step:
             # A 10 MB patch is not scanned whole: only what is kept is redacted, with a margin so that a kept secret
             # shorter than `REDACT_MARGIN_CHARS` (a PEM key is ~3.2k) is seen whole; the marker gives the real size.

@@ -84,14 +84,15 @@ class _Jobs:
         self.order: list[tuple[str, int]] = []
 
     def planned(self, entry: Entry) -> None:
-        if entry.text is not None and entry.rel.endswith(".py"):
+        if _checked(entry):
+            assert entry.text is not None
             number = self.batch.submit(entry.rel, entry.encode(), entry.text.lines, entry.changed)
             self.sent[id(entry)] = (entry.text, entry.changed, number)
 
     def settle(self, entries: list[Entry]) -> None:
         """The jobs of the files as planned, in the order of `entries`; then the batch is sealed."""
         for entry in entries:
-            if entry.text is None or not entry.rel.endswith(".py"):
+            if not _checked(entry):
                 continue
             sent = self.sent.get(id(entry))
             if sent is None or sent[0] is not entry.text or sent[1] != entry.changed:
@@ -101,8 +102,7 @@ class _Jobs:
         self.batch.seal()
 
     def issues(self, errors: list[Error]) -> list[SyntaxIssue]:
-        found = [(rel, errors[number]) for rel, number in self.order]
-        return [SyntaxIssue(path=rel, line=error[0], message=error[1]) for rel, error in found if error is not None]
+        return [issue for rel, number in self.order for issue in _issues(rel, errors[number])]
 
 
 def drop_stale_bytecode(paths: Iterable[Path]) -> None:
@@ -128,9 +128,18 @@ def drop_stale_bytecode(paths: Iterable[Path]) -> None:
                     (cache / name).unlink()
 
 
+def _checked(entry: Entry) -> bool:
+    """A Python file the patch leaves in place: what the syntax check compiles."""
+    return entry.text is not None and entry.rel.endswith(".py")
+
+
+def _issues(rel: str, error: Error) -> list[SyntaxIssue]:
+    return [] if error is None else [SyntaxIssue(path=rel, line=error[0], message=error[1])]
+
+
 def _syntax_issues(entry: Entry) -> list[SyntaxIssue]:
     """A Python file's syntax error as the patch leaves it (empty for other files, deleted files, valid code)."""
-    if entry.text is None or not entry.rel.endswith(".py"):
+    if not _checked(entry):
         return []
-    error = file_syntax_error(entry.encode(), entry.text.lines, entry.changed, entry.rel)
-    return [] if error is None else [SyntaxIssue(path=entry.rel, line=error[0], message=error[1])]
+    assert entry.text is not None
+    return _issues(entry.rel, file_syntax_error(entry.encode(), entry.text.lines, entry.changed, entry.rel))

@@ -45,10 +45,10 @@ class SearchConfig:
     exact_limit: int = 4096
     """Filtered searches that leave at most this many candidates score them exactly (no ANN)."""
     pool: int = 25
+    """How many hits each side contributes before fusion (at least 4 x k)."""
     mirror_limit: int = 25_000
     """Up to this many skills, the vector side scores an in-memory copy of every vector exactly (1.5 KB a skill at
     384 dimensions; `search.mirror`); above, it queries Chroma's HNSW index. 0: always Chroma."""
-    """How many hits each side contributes before fusion (at least 4 x k)."""
     fusion: FusionConfig = field(default_factory=FusionConfig)
 
 

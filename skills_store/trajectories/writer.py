@@ -155,6 +155,5 @@ class GroupCommitWriter:
 
 
 def _locked(error: sqlite3.OperationalError) -> bool:
-    """Another connection holds the database (SQLITE_BUSY / SQLITE_LOCKED)."""
-    code = getattr(error, "sqlite_errorcode", None)
-    return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) or "locked" in str(error)
+    """Another connection holds the database: SQLITE_BUSY or SQLITE_LOCKED, or one of their extended codes."""
+    return getattr(error, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
