@@ -180,6 +180,8 @@ class Redactor:
         #: twelve key prefixes) costs less to run than to look for each of them.
         self._gated = frozenset(r for r in self._rules if 0 < len(r.needles) <= GATED_NEEDLES)
         self._windowed = tuple(r for r in every if r.windowed)
+        #: What a short text in which no needle occurs is scanned with (most short strings: paths, names, flags).
+        self._needleless = tuple(r for r in (*self._rules, *self._windowed) if not r.needles)
         self._needles = tuple(dict.fromkeys(n for r in self._windowed for n in r.needles))
         every_needle = sorted({n for r in every for n in r.needles}, key=len, reverse=True)
         self._needle_re = re.compile("|".join(map(re.escape, every_needle))) if every_needle else None
@@ -204,11 +206,15 @@ class Redactor:
         """What the rules find, and the random-looking tokens (which give way to a rule's finding)."""
         lowered = text.lower()
         if len(text) <= SMALL:  # a short text: skip the rules whose needles it lacks, scan it whole
-            present: set[str] = set()
-            for needle in set(self._needle_re.findall(lowered)) if self._needle_re else ():
-                present |= self._implied[needle]
-            rules = [r for r in (*self._rules, *self._windowed) if not r.needles or present.intersection(r.needles)]
-            spans = _run(rules, text)
+            found_needles = set(self._needle_re.findall(lowered)) if self._needle_re else ()
+            if found_needles:
+                present: set[str] = set()
+                for needle in found_needles:
+                    present |= self._implied[needle]
+                rules = [r for r in (*self._rules, *self._windowed) if not r.needles or present.intersection(r.needles)]
+                spans = _run(rules, text)
+            else:
+                spans = _run(self._needleless, text)
         else:  # a long text: a rule runs only if one of its needles is in the text (a C-speed `in` each)
             spans = _run([r for r in self._rules if r not in self._gated or any(n in lowered for n in r.needles)], text)
         if self._windowed and len(text) > SMALL:
