@@ -20,7 +20,6 @@ returned.
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 from collections import OrderedDict
@@ -34,9 +33,16 @@ import anyio
 from mcp.server.mcpserver import Context
 from pydantic import BaseModel
 
-from mcp_server.capture_text import redact_bounded
+from mcp_server.capture_text import (
+    ANSWER_TIMEOUT_S,
+    CAPTURE_TEXT_CHARS,
+    REDACT_MARGIN_CHARS,
+    CapturedArgs,
+    redact_bounded,
+)
 from mcp_server.close_notifier import CloseNotifier
 from mcp_server.recording import BATCH_ADVICE, MAX_STEPS_PER_CALL, RecordResult, used_skills_step
+from mcp_server.redact_worker import RedactWorker
 from mcp_server.session_key import session_identity
 from skills_store.errors import InvalidInput
 from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, utcnow
@@ -46,14 +52,6 @@ from skills_store.trajectories.closing import close_with_inferred_outcome
 
 log = logging.getLogger(__name__)
 
-#: Strings in captured arguments and summaries are cut to this many characters (head and tail kept).
-CAPTURE_TEXT_CHARS = 20_000
-#: A secret at most this long that straddles where a stored string is cut is still redacted whole.
-REDACT_MARGIN_CHARS = 4_000
-#: The most that is redacted of a long string (`capture_text.redact_bounded`): its kept head and tail, each with a
-#: margin on its cut side. Redacting costs ~0.1 us a character, so a 180 KB release diff costs ~3 ms, not the 20 ms
-#: of the whole diff.
-REDACT_WINDOW_CHARS = CAPTURE_TEXT_CHARS + 2 * REDACT_MARGIN_CHARS
 #: Tools whose captured step is committed without an fsync (see `SQLiteTrajectoryStore.append`'s `durable`).
 READ_ONLY_TOOLS = frozenset({"search_skills"})
 
@@ -103,6 +101,7 @@ class SessionCapture:
     ) -> None:
         self.store = store
         self.redactor = redactor
+        self._redact_worker = RedactWorker(redactor) if redactor.spec is not None else None
         self.workspace = workspace
         self.repo = repo
         self._closer = CloseNotifier(store, on_close)
@@ -203,6 +202,7 @@ class SessionCapture:
         started_at = utcnow()
         t0 = time.perf_counter()
         error: str | None = None
+        early = CapturedArgs(self.redactor, self._redact_worker, args)
         try:
             yield record
         except BaseException as exc:
@@ -212,32 +212,35 @@ class SessionCapture:
         finally:
             with anyio.CancelScope(shield=True):
                 try:
-                    await self._save_call(ctx, tool, args, record, started_at, time.perf_counter() - t0, error)
+                    duration = time.perf_counter() - t0
+                    await self._save_call(ctx, tool, early, record, started_at, duration, error)
                 except Exception:
                     log.exception("capturing the %s call failed; the tool's result is unaffected", tool)
 
     async def _save_call(
-        self, ctx: Context, tool: str, args: dict[str, Any], record: CallRecord, started_at, duration: float, error
+        self, ctx: Context, tool: str, args: CapturedArgs, record: CallRecord, started_at, duration: float, error
     ) -> None:
         red = self.redactor
+        built: list[Step] = []
 
-        @functools.cache  # built once: a read-only call's step refused on the event loop is not redacted again
-        def step() -> Step:
-            # A 10 MB patch is not scanned whole: only what is kept is redacted, with a margin so that a kept secret
-            # shorter than `REDACT_MARGIN_CHARS` (a PEM key is ~3.2k) is seen whole; the marker gives the real size.
+        def step(wait_s: float = ANSWER_TIMEOUT_S) -> Step:
+            if built:  # built once: a read-only call's step refused on the event loop is not redacted again
+                return built[0]
+
             def bounded(value: Any) -> Any:
                 return redact_bounded(red, value, CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS)
 
-            return Step(
+            built.append(Step(
                 kind="tool_call",
                 tool=tool,
-                args=bounded(dict(args)),
+                args=args.stored(wait_s),
                 result=bounded(_plain(record.summary)),
                 ok=record.ok,
                 content=bounded(error or ""),
                 ts=started_at,
                 duration_s=round(duration, 6),
-            )
+            ))  # fmt: skip
+            return built[0]
 
         def write(tid: str) -> None:
             # One commit for the step and the skills it showed; a read-only call's without an fsync (it is on the
@@ -248,7 +251,8 @@ class SessionCapture:
 
         tid = await self.trajectory_id(ctx)
         try:
-            if not (tool in READ_ONLY_TOOLS and self._write_now(tid, step(), record)):
+            # On the event loop nothing waits for the worker (wait_s=0): its answer is taken only if it is there.
+            if not (tool in READ_ONLY_TOOLS and self._write_now(tid, step(0.0), record)):
                 await anyio.to_thread.run_sync(write, tid)
         except InvalidInput:
             # The trajectory was closed behind the session's back (record_trajectory with its id, close_stale):

@@ -13,8 +13,43 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mcp_server.redact_worker import ANSWER_TIMEOUT_S, Pending, RedactWorker
 from skills_store.redact import Redactor
 from skills_store.truncate import truncate_text
+
+__all__ = ["ANSWER_TIMEOUT_S", "CapturedArgs", "finish_bounded", "redact_bounded", "text_chars", "windows_of"]
+
+#: Strings in captured arguments and summaries are cut to this many characters (head and tail kept).
+CAPTURE_TEXT_CHARS = 20_000
+#: A secret at most this long that straddles where a stored string is cut is still redacted whole.
+REDACT_MARGIN_CHARS = 4_000
+#: The most that is redacted of a long string (`capture_text.redact_bounded`): its kept head and tail, each with a
+#: margin on its cut side. Redacting costs ~0.1 us a character, so a 180 KB release diff costs ~3 ms, not the 20 ms
+#: of the whole diff.
+REDACT_WINDOW_CHARS = CAPTURE_TEXT_CHARS + 2 * REDACT_MARGIN_CHARS
+
+
+class CapturedArgs:
+    """A call's arguments on their way into its step. Long ones go to the redaction worker as the call starts (it
+    redacts their windows while the tool runs); `stored` gives them redacted and bounded, from the worker's answer
+    when it came within `wait_s`, else redacted in this process."""
+
+    def __init__(self, redactor: Redactor, worker: RedactWorker | None, args: dict[str, Any]) -> None:
+        self.redactor, self.worker, self.args = redactor, worker, args
+        self.pending: Pending | None = None
+        if worker is not None and text_chars(args) >= worker.min_chars:
+            windows = windows_of(dict(args), CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS)
+            self.pending = worker.submit(windows, text_chars(windows))
+
+    def stored(self, wait_s: float) -> Any:
+        if self.pending is not None and self.worker is not None:
+            answered, value = self.pending.result(wait_s)
+            if answered:
+                return finish_bounded(value, CAPTURE_TEXT_CHARS)
+            if wait_s > 0:  # not a mere look on the event loop: the worker is hung (or slower than it may be)
+                self.worker.abandon(self.pending)
+        return redact_bounded(self.redactor, dict(self.args), CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS)
+
 
 #: Stands between the two windows of a long string while it is redacted: a NUL never occurs in a rule's match, and
 #: the newlines keep line-based rules from reading across it. The number is how many characters it replaces.
@@ -27,9 +62,37 @@ def redact_bounded(redactor: Redactor, value: Any, limit: int, margin: int) -> A
     """`value` redacted (strings, dicts, lists, as `Redactor.redact`), every string cut to `limit` characters.
 
     A string longer than `limit` is redacted only within its kept head and tail, each widened by `margin`."""
+    return finish_bounded(redactor.redact(windows_of(value, limit, margin)), limit)
+
+
+def windows_of(value: Any, limit: int, margin: int) -> Any:
+    """What `redact_bounded` redacts of `value`: each long string as its kept head and tail with their margins,
+    joined by a cut marker. `finish_bounded(redactor.redact(windows_of(v, l, m)), l) == redact_bounded(r, v, l, m)`,
+    so the redaction in between may run anywhere (`mcp_server.redact_worker`)."""
+    head, tail = _kept(limit)
+    return _windows(value, limit, head + margin, tail + margin)
+
+
+def finish_bounded(redacted: Any, limit: int) -> Any:
+    """The redacted windows of `windows_of` as they are stored: heads and tails cut to size, the marker counted."""
+    head, tail = _kept(limit)
+    return _finish(redacted, limit, head, tail)
+
+
+def text_chars(value: Any) -> int:
+    """How many characters of text `value` holds (its strings, nested in dicts and lists)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(text_chars(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return sum(text_chars(item) for item in value)
+    return 0
+
+
+def _kept(limit: int) -> tuple[int, int]:
     keep = limit - _MARKER_ROOM
-    head, tail = keep * 2 // 3, keep // 3
-    return _finish(redactor.redact(_windows(value, limit, head + margin, tail + margin)), limit, head, tail)
+    return keep * 2 // 3, keep // 3
 
 
 def _windows(value: Any, limit: int, head: int, tail: int) -> Any:

@@ -164,8 +164,9 @@ class Redactor:
     def __init__(
         self, extra_patterns: Iterable[str] = (), *, entropy: bool = True, rules: tuple[Rule, ...] = RULES
     ) -> None:
+        patterns = list(extra_patterns)
         extra: list[Rule] = []
-        for i, source in enumerate(extra_patterns):
+        for i, source in enumerate(patterns):
             try:
                 pattern = re.compile(source)
             except re.error as exc:
@@ -188,6 +189,8 @@ class Redactor:
         #: A needle found also stands for the needles inside it (`private key` holds `key`).
         self._implied = {n: frozenset(m for m in every_needle if m in n) for n in every_needle}
         self._entropy = entropy
+        #: How to build this same redactor in another process (`mcp_server.redact_worker`); None for custom rules.
+        self.spec: tuple[list[str], bool] | None = (patterns, entropy) if rules is RULES else None
 
     def redact_text(self, text: str) -> str:
         """The text with every secret replaced by its marker."""

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from mcp_server import capture
+from mcp_server import capture, capture_text
 from mcp_server.app import create_server
 from mcp_server.services import build_deps
 from skills_store.redact import Redactor
@@ -41,8 +41,14 @@ HEAD_CUT = (capture.CAPTURE_TEXT_CHARS - 60) * 2 // 3
 TAIL_CUT = (capture.CAPTURE_TEXT_CHARS - 60) // 3
 
 
-async def stored_patch(test_settings, patch: str) -> str:
+async def stored_patch(test_settings, patch: str, *, worker: bool = False) -> str:
+    """What the step of an `apply_patch` call stores of `patch`: redacted in the server's process, or with
+    `worker` by the redaction worker (started first; the first long call alone would not wait for it)."""
     deps = build_deps(test_settings)
+    redact_worker = deps.capture._redact_worker
+    assert redact_worker is not None
+    if worker:
+        assert redact_worker.wait_ready(20)
     async with Client(create_server(deps)) as client:
         result = await client.call_tool("apply_patch", {"patch": patch, "dry_run": True})
         assert not result.is_error, result.content
@@ -50,12 +56,17 @@ async def stored_patch(test_settings, patch: str) -> str:
     with SQLiteTrajectoryStore(Path(test_settings.home) / "trajectories.db") as store:
         (step,) = [s for s in store.get(tid).steps if s.tool == "apply_patch"]
     assert isinstance(step.args, dict)
+    assert redact_worker.answered == (1 if worker and len(patch) >= redact_worker.min_chars else 0)
+    redact_worker.close()
     return step.args["patch"]
 
 
+@pytest.mark.parametrize("worker", [False, True], ids=["in-process", "worker"])
 @pytest.mark.parametrize("where", [100, HEAD_CUT - 20, 100_000, -TAIL_CUT - 20, -200])
-async def test_a_secret_anywhere_in_the_kept_part_of_a_long_patch_is_redacted(test_settings, where: int) -> None:
-    kept = await stored_patch(test_settings, long_patch(where))
+async def test_a_secret_anywhere_in_the_kept_part_of_a_long_patch_is_redacted(
+    test_settings, where: int, worker: bool
+) -> None:
+    kept = await stored_patch(test_settings, long_patch(where), worker=worker)
     assert len(kept) <= capture.CAPTURE_TEXT_CHARS
     assert SECRET not in kept
     assert SECRET[:12] not in kept  # not even the part of it on either side of a cut
@@ -75,7 +86,7 @@ async def test_a_long_patch_is_redacted_within_a_bounded_window(test_settings, m
     monkeypatch.setattr(Redactor, "redact", spy)
     await stored_patch(test_settings, long_patch(50_000, total=2_000_000))
     assert seen
-    assert max(seen) <= capture.REDACT_WINDOW_CHARS
+    assert max(seen) <= capture_text.REDACT_WINDOW_CHARS
 
 
 async def test_a_short_patch_is_kept_whole(test_settings) -> None:
@@ -83,9 +94,12 @@ async def test_a_short_patch_is_kept_whole(test_settings) -> None:
     assert await stored_patch(test_settings, patch) == patch
 
 
-async def test_a_long_patch_keeps_its_redacted_head_and_tail_and_says_how_much_was_left_out(test_settings) -> None:
+@pytest.mark.parametrize("worker", [False, True], ids=["in-process", "worker"])
+async def test_a_long_patch_keeps_its_redacted_head_and_tail_and_says_how_much_was_left_out(
+    test_settings, worker: bool
+) -> None:
     patch = long_patch(300, total=200_000)
-    kept = await stored_patch(test_settings, patch)
+    kept = await stored_patch(test_settings, patch, worker=worker)
     assert len(kept) <= capture.CAPTURE_TEXT_CHARS
     head, _, rest = kept.partition("\n[... ")
     count, _, tail = rest.partition(" characters truncated ...]\n")
