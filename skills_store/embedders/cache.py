@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
 if TYPE_CHECKING:  # the protocol module imports the pydantic models, which the worker process never needs
     from skills_store.protocols import Embedder
+
+
+T = TypeVar("T")
 
 
 class CachedEmbedder:
@@ -31,6 +34,25 @@ class CachedEmbedder:
         close = getattr(self.inner, "close", None)
         if close is not None:
             close()
+
+    def embed_during(self, texts: Sequence[str], work: Callable[[], T]) -> tuple[np.ndarray, T]:
+        """`embed(texts)` with `work()` run meanwhile: while the inner embedder's worker encodes when it has one
+        and the texts are not cached, else after the vectors."""
+        during = getattr(self.inner, "embed_during", None)
+        with self._lock:
+            cached = [self._cache.get(text) for text in texts]
+        if during is None or all(vec is not None for vec in cached):
+            return self.embed(texts), work()
+        fresh, result = during(texts, work)
+        with self._lock:
+            self.misses += len(texts)
+            for text, vec in zip(texts, fresh, strict=True):
+                vec.setflags(write=False)
+                self._cache[text] = vec
+                self._cache.move_to_end(text)
+                if len(self._cache) > self._maxsize:
+                    self._cache.popitem(last=False)
+        return fresh, result
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out: list[np.ndarray | None] = []

@@ -144,6 +144,57 @@ def test_a_worker_that_died_is_replaced_by_the_next_embed(hash_worker) -> None:
     assert hash_worker.pid != first
 
 
+def test_work_given_to_embed_during_runs_once_while_the_worker_encodes(hash_worker) -> None:
+    calls: list[int | None] = []
+
+    def work() -> str:
+        calls.append(hash_worker.pid)
+        return "keyword hits"
+
+    vectors, result = hash_worker.embed_during(["KeyError: 'x'"], work)
+    assert result == "keyword hits"
+    assert calls == [hash_worker.pid]
+    assert np.array_equal(vectors, HashEmbedder().embed(["KeyError: 'x'"]))
+    assert hash_worker.embed_during([], lambda: 7)[1] == 7
+
+
+def test_an_error_in_the_work_is_raised_and_the_next_request_gets_its_own_answer(hash_worker) -> None:
+    def work() -> None:
+        raise RuntimeError("the keyword index is gone")
+
+    with pytest.raises(RuntimeError, match="keyword index"):
+        hash_worker.embed_during(["first"], work)
+    assert np.array_equal(hash_worker.embed(["second"]), HashEmbedder().embed(["second"]))
+
+
+def test_embed_during_survives_a_dead_worker_and_runs_the_work_once(hash_worker) -> None:
+    hash_worker.embed(["warm"])
+    os.kill(hash_worker.pid, signal.SIGKILL)
+    calls: list[int] = []
+    vectors, _ = hash_worker.embed_during(["after"], lambda: calls.append(1))
+    assert calls == [1]
+    assert np.array_equal(vectors, HashEmbedder().embed(["after"]))
+
+
+def test_the_cache_runs_the_work_during_a_miss_and_after_a_hit() -> None:
+    class During(HashEmbedder):
+        requests = 0
+
+        def embed_during(self, texts, work):
+            During.requests += 1
+            return self.embed(texts), work()
+
+    cached = CachedEmbedder(During())
+    vec, hits = cached.embed_during(["a b"], lambda: ["hit"])
+    assert (hits, During.requests, cached.misses) == (["hit"], 1, 1)
+    again, hits = cached.embed_during(["a b"], lambda: ["again"])
+    assert (hits, During.requests, cached.hits) == (["again"], 1, 1)  # answered by the cache
+    assert np.array_equal(vec, again)
+    plain, hits = CachedEmbedder(HashEmbedder()).embed_during(["c"], lambda: "in turn")  # no worker: one by one
+    assert hits == "in turn"
+    assert np.array_equal(plain, HashEmbedder().embed(["c"]))
+
+
 def test_closing_a_worker_reaps_its_process(hash_worker) -> None:
     pid = hash_worker.pid
     hash_worker.embed(["x"])
