@@ -54,7 +54,7 @@ def apply_patch(
         return _result(plan, syntax, dry_run)
     jobs = _Jobs(batch)
     try:
-        plan = Planner(jail, on_planned=jobs.planned).run(sections)
+        plan = Planner(jail, on_planned=jobs.planned, python_first=True).run(sections)
         jobs.settle(plan.entries)
         if not dry_run:
             _write(plan, jail.root)

@@ -31,6 +31,10 @@ class Entry:
     """Line ranges of `text` that the patch wrote, for the syntax check; None: all of it (new or reworked twice)."""
     encoded: tuple[TextFile, bytes] | None = None
     """`text` and its bytes, once encoded (the syntax check and the write need the same bytes)."""
+    first: int = 0
+    """The section that first looked the file up: the plan lists files in that order, whatever order it ran in."""
+    python: bool = False
+    """Whether that section named a `.py` file (see `Overlay.python`)."""
 
     def record(self, text: TextFile | None, changed: list[tuple[int, int]]) -> None:
         """The planned content after one section; a second section over the same file voids the line ranges."""
@@ -67,11 +71,18 @@ class Overlay:
     def __init__(self, jail: Jail) -> None:
         self.jail = jail
         self.entries: dict[Path, Entry] = {}
+        self.section = 0
+        """The section being planned (its position in the patch)."""
+        self.python = False
+        """Whether the section being planned names a `.py` file."""
+        self.mixed = False
+        """A file was looked up by sections of both kinds (planned out of order, the plan could differ)."""
 
     def entry(self, rel: str) -> Entry:
         path = self.jail.resolve(rel)
         found = self.entries.get(path)
         if found is not None:
+            self.mixed = self.mixed or found.python is not self.python
             return found
         info = regular_file(path, rel)
         mode = stat.S_IMODE(info.st_mode) if info is not None else None
@@ -87,7 +98,7 @@ class Overlay:
                 text = TextFile.decode(data)
             except BinaryContent:
                 binary = True
-        created = Entry(rel, path, data, mode, stamp, text, mode, binary)
+        created = Entry(rel, path, data, mode, stamp, text, mode, binary, first=self.section, python=self.python)
         self.entries[path] = created
         return created
 
@@ -104,7 +115,8 @@ class Overlay:
         return self.entry(_readings(choice)[0])
 
     def changed(self) -> list[Entry]:
-        return [e for e in self.entries.values() if e.touched]
+        """The files the patch touches, in the order the patch first names them."""
+        return sorted((e for e in self.entries.values() if e.touched), key=lambda e: e.first)
 
 
 def _readings(choice: PathChoice) -> list[str]:

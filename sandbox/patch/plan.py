@@ -32,20 +32,67 @@ class Plan:
 
 
 class Planner:
-    def __init__(self, jail: Jail, on_planned: Callable[[Entry], None] | None = None) -> None:
-        """`on_planned` sees each file as soon as a section has planned it (the syntax worker starts on it then)."""
-        self.overlay = Overlay(jail)
+    def __init__(
+        self, jail: Jail, on_planned: Callable[[Entry], None] | None = None, *, python_first: bool = False
+    ) -> None:
+        """`on_planned` sees each file as soon as a section has planned it (the syntax worker starts on it then).
+        With `python_first` the sections naming a `.py` file are planned first (see `run`)."""
+        self.jail = jail
         self.on_planned = on_planned
+        self.python_first = python_first
+        self._reset()
+
+    def _reset(self) -> None:
+        self.overlay = Overlay(self.jail)
         self.refusal = Refusal()
         self.plan = Plan()
+        self.positions: tuple[list[int], list[int]] = ([], [])
+        """The section of each change and of each warning, to list them in patch order."""
 
     def run(self, sections: Iterable[FilePatch]) -> Plan:
         """Plan every section. `sections` may be parsed as they are planned: a parse error still wins over an
-        error that planning raised (a path refused, a workspace gone), which waits until the parse is done."""
-        raised: Exception | None = None
+        error that planning raised (a path refused, a workspace gone), which waits until the parse is done.
+
+        With `python_first`, the sections that name a `.py` file are planned as they are parsed and the others
+        once the parse is done, so the syntax worker starts sooner (diffs list files by path: a release diff's
+        first `.py` file follows its docs and config). The plan is the one patch order gives: files, changes
+        and warnings are listed in patch order, and when a file is looked up by sections of both kinds, or
+        any section is refused or raises, the patch is planned again in patch order."""
+        if not self.python_first:
+            return self._in_order(sections)
+        seen: list[FilePatch] = []
+        later: list[int] = []
+        clean = True
         for section in sections:
+            seen.append(section)
+            if not clean:
+                continue
+            if _names_python(section):
+                clean = self._planned(section, len(seen) - 1, python=True)
+            else:
+                later.append(len(seen) - 1)
+        for index in later:
+            clean = clean and self._planned(seen[index], index, python=False)
+        if clean and not self.overlay.mixed:
+            return self._finish()
+        self._reset()
+        return self._in_order(seen)
+
+    def _planned(self, section: FilePatch, index: int, *, python: bool) -> bool:
+        """Plan one section out of patch order; False when it was refused or raised (then all is planned again)."""
+        self.overlay.section, self.overlay.python = index, python
+        try:
+            self.section(section)
+        except Exception:  # _Skip too: the refusal lists its problems in patch order
+            return False
+        return not self.refusal.problems
+
+    def _in_order(self, sections: Iterable[FilePatch]) -> Plan:
+        raised: Exception | None = None
+        for index, section in enumerate(sections):
             if raised is not None:
                 continue
+            self.overlay.section = index
             try:
                 self.section(section)
             except _Skip:
@@ -56,6 +103,12 @@ class Planner:
             raise raised
         if self.refusal.problems:
             raise PatchError(self.refusal.render())
+        return self._finish()
+
+    def _finish(self) -> Plan:
+        changes, warnings = self.positions
+        self.plan.changes = [c for _, c in sorted(zip(changes, self.plan.changes, strict=True), key=_first)]
+        self.plan.warnings = [w for _, w in sorted(zip(warnings, self.plan.warnings, strict=True), key=_first)]
         self.plan.entries = self.overlay.changed()
         self.plan.ops = [op for op in (e.write_op() for e in self.plan.entries) if op is not None]
         return self.plan
@@ -186,9 +239,11 @@ class Planner:
                 self.plan.warnings.append(
                     f"{rel} hunk {number}: matched at line {match.start + 1} with {match.level}{note}; check the result"
                 )
+                self.positions[1].append(self.overlay.section)
         shown_mode = None
         if section.new_mode is not None and mode is not None:
             shown_mode = section.new_mode
+        self.positions[0].append(self.overlay.section)
         self.plan.changes.append(
             FileChange(
                 path=rel,
@@ -201,6 +256,15 @@ class Planner:
                 mode=shown_mode,
             )
         )
+
+
+def _first(pair: tuple[int, object]) -> int:
+    return pair[0]
+
+
+def _names_python(section: FilePatch) -> bool:
+    names = section.path.candidates + (section.new_path.candidates if section.new_path is not None else [])
+    return any(name.endswith(".py") for name in names)
 
 
 def _creates_from_nothing(section: FilePatch) -> bool:
