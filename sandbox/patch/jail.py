@@ -23,8 +23,18 @@ class PathRefused(PatchError):
 _RELATIVE = "use a path relative to the workspace root, such as src/module.py"
 
 
+#: A path `normalize` returns as it is: relative, no empty, `.` or `..` part, no NUL, backslash, drive or `~`.
+_PLAIN = re.compile(r"(?![A-Za-z]:|~)(?!\.\.?(?:/|\Z))[^/\x00\\]+(?:/(?!\.\.?(?:/|\Z))[^/\x00\\]+)*")
+
+
 def normalize(path: str) -> str:
     """Check a path as written in the patch and return it as `dir/name`, or raise `PathRefused`."""
+    if _PLAIN.fullmatch(path) and ".git" not in path.casefold():  # the usual path, checked in one pass
+        return path
+    return _normalize(path)
+
+
+def _normalize(path: str) -> str:
     if "\x00" in path:
         raise PathRefused(path, "the path contains a NUL byte", _RELATIVE)
     if "\\" in path:
@@ -61,11 +71,16 @@ class Jail:
 
     def resolve(self, rel: str) -> Path:
         """The real location of the already normalised `rel`; its parents may be links that stay inside the root."""
+        return self.lookup(rel)[0]
+
+    def lookup(self, rel: str) -> tuple[Path, os.stat_result | OSError | None]:
+        """`resolve`, and what `lstat` said of the file: its status, None when nothing is there, or the error (one
+        `lstat` for the link check and the caller's)."""
         head, _, name = rel.rpartition("/")
         parent = self._parents.get(head)
         if parent is None:
             try:
-                parent = self._parents[head] = os.path.realpath(os.path.join(self._root, head))
+                parent = self._real(head)
             except (OSError, ValueError) as exc:
                 raise PathRefused(rel, f"the path cannot be resolved ({exc})", _RELATIVE) from exc
         if parent != self._root and not parent.startswith(self._prefix):
@@ -75,28 +90,49 @@ class Jail:
         inside = parent[len(self._prefix) :].split(os.sep) if parent != self._root else []
         if any(part.casefold() == ".git" for part in inside):
             raise PathRefused(rel, "the path leads into .git/ through a symbolic link", "patch working-tree files")
-        final = Path(parent, name)
-        if os.path.islink(final):
+        final = os.path.join(parent, name)
+        info: os.stat_result | OSError | None
+        try:
+            info = os.lstat(final)
+        except (FileNotFoundError, NotADirectoryError):
+            info = None
+        except OSError as exc:
+            info = exc
+        if isinstance(info, os.stat_result) and stat.S_ISLNK(info.st_mode):
             real = Path(os.path.realpath(final))
             inside_root = real.is_relative_to(self.root)
             shown = real.relative_to(self.root).as_posix() if inside_root else "outside the workspace"
             raise PathRefused(rel, f"the path is a symbolic link (to {shown})", "patch the file the link points to")
-        return final
+        return Path(final), info
+
+    def _real(self, head: str) -> str:
+        """The real path of the directory `head` (relative), remembered: its parent's real path and its name, unless
+        the name is a link (`os.path.realpath` in one `lstat` per directory, not one per component of the path)."""
+        found = self._parents.get(head)
+        if found is not None:
+            return found
+        up, _, name = head.rpartition("/")
+        joined = os.path.join(self._real(up), name)
+        try:
+            link = stat.S_ISLNK(os.lstat(joined).st_mode)
+        except OSError:  # what realpath does with a component it cannot examine: keep it as it is
+            link = False
+        real = self._parents[head] = os.path.realpath(joined) if link else joined
+        return real
 
     def display(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
 
-def regular_file(path: Path, rel: str) -> os.stat_result | None:
-    """The status of a regular file; None when nothing is there. Refuses directories and special files."""
-    try:
-        info = path.lstat()
-    except (FileNotFoundError, NotADirectoryError):
+def regular_file(rel: str, info: os.stat_result | OSError | None) -> os.stat_result | None:
+    """The status of a regular file from its `lstat` (`Jail.lookup`); None when nothing is there. Refuses
+    directories and special files."""
+    if info is None:
         return None
-    except OSError as exc:
+    if isinstance(info, OSError):
         raise PathRefused(
-            rel, f"the file cannot be examined ({exc.strerror})", "choose a shorter or valid path"
-        ) from exc
+            rel, f"the file cannot be examined ({info.strerror})", "choose a shorter or valid path"
+        ) from info
     if stat.S_ISDIR(info.st_mode):
         raise PathRefused(rel, "this is a directory, not a file", "name a file")
     if not stat.S_ISREG(info.st_mode):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,15 +80,15 @@ class Overlay:
         """A file was looked up by sections of both kinds (planned out of order, the plan could differ)."""
 
     def entry(self, rel: str) -> Entry:
-        path = self.jail.resolve(rel)
+        path, status = self.jail.lookup(rel)
         found = self.entries.get(path)
         if found is not None:
             self.mixed = self.mixed or found.python is not self.python
             return found
-        info = regular_file(path, rel)
+        info = regular_file(rel, status)
         mode = stat.S_IMODE(info.st_mode) if info is not None else None
         try:
-            data = path.read_bytes() if info is not None else None
+            data = _read(path, info.st_size) if info is not None else None
         except OSError as exc:
             raise PathRefused(rel, f"the file cannot be read ({exc.strerror})", "check its permissions") from exc
         stamp = (info.st_mtime_ns, info.st_size) if info is not None else None
@@ -117,6 +118,18 @@ class Overlay:
     def changed(self) -> list[Entry]:
         """The files the patch touches, in the order the patch first names them."""
         return sorted((e for e in self.entries.values() if e.touched), key=lambda e: e.first)
+
+
+def _read(path: Path, size: int) -> bytes:
+    """The file's bytes, read to its end (`size`, from its `lstat`, is only a hint: it may have grown since)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = [os.read(fd, size + 1)]
+        while chunks[-1]:
+            chunks.append(os.read(fd, 1 << 20))
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) <= 2 else b"".join(chunks)
 
 
 def _readings(choice: PathChoice) -> list[str]:

@@ -25,7 +25,8 @@ def parse_patch(text: str) -> list[FilePatch]:
 def iter_patch(text: str) -> Iterator[FilePatch]:
     """`parse_patch` section by section (a unified diff's next section is parsed after this one is used); the
     errors are the same, raised when the parse reaches them."""
-    if len(text) > MAX_PATCH_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_PATCH_BYTES:
+    # A character is at most 4 bytes of UTF-8: a patch of fewer than a quarter of the limit needs no encoding.
+    if len(text) > MAX_PATCH_BYTES // 4 and len(text.encode("utf-8", "surrogatepass")) > MAX_PATCH_BYTES:
         raise MalformedPatch(
             None,
             f"the patch is larger than {MAX_PATCH_BYTES // (1024 * 1024)} MB",
