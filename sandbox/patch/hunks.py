@@ -84,7 +84,11 @@ def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> 
     lines += original.lines[pos:]
     eols += original.eols[pos:]
     fallback = dominant or next((e for e in eols if e), LF)
-    for i in range(len(eols) - 1):
+    try:  # a line without an ending inside the file (a hunk added lines after the old last one) gets one
+        inside = eols.index("", 0, len(eols) - 1)  # found in C: the usual file has none
+    except ValueError:
+        inside = len(eols)
+    for i in range(inside, len(eols) - 1):
         if not eols[i]:
             eols[i] = fallback
     if eols:
@@ -102,10 +106,11 @@ def _replacement(
     eols: list[str] = []
     written: list[tuple[int, int]] = []
     ptr = match.start
+    old_lines, old_eols, add_line, add_eol = original.lines, original.eols, lines.append, eols.append
     for line in body:
-        if line.op == " ":
-            lines.append(original.lines[ptr])
-            eols.append(original.eols[ptr])
+        if line[0] == " ":  # the op: a context line keeps the file's own text and ending
+            add_line(old_lines[ptr])
+            add_eol(old_eols[ptr])
             ptr += 1
             continue
         joins = bool(written) and written[-1][1] == len(lines)  # extends the run of changes it follows
