@@ -99,28 +99,36 @@ def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> 
 def _replacement(
     original: TextFile, hunk: Hunk, match: Match, informative: bool, dominant: str | None
 ) -> tuple[list[str], list[str], list[tuple[int, int]]]:
-    """The hunk's new lines and their endings, and the ranges of them it added (empty where it only removed)."""
+    """The hunk's new lines and their endings, and the ranges of them it added (empty where it only removed):
+    one range per run of changed lines, context lines ending it."""
     body = hunk.lines[match.trim_front : len(hunk.lines) - match.trim_back]
     shift = _indent_shift(body, original.lines, match.start) if match.comparator in _REINDENT_COMPARATORS else None
     lines: list[str] = []
     eols: list[str] = []
     written: list[tuple[int, int]] = []
     ptr = match.start
+    run = -1  # where the run of changed lines being read began in `lines`; -1 between runs
+    eol = None if informative or dominant is None else dominant  # else each added line's own ending
     old_lines, old_eols, add_line, add_eol = original.lines, original.eols, lines.append, eols.append
     for line in body:
-        if line[0] == " ":  # the op: a context line keeps the file's own text and ending
+        op = line[0]
+        if op == " ":  # a context line keeps the file's own text and ending
+            if run >= 0:
+                written.append((run, len(lines)))
+                run = -1
             add_line(old_lines[ptr])
             add_eol(old_eols[ptr])
             ptr += 1
             continue
-        joins = bool(written) and written[-1][1] == len(lines)  # extends the run of changes it follows
-        start = written.pop()[0] if joins else len(lines)
-        if line.op == "-":
+        if run < 0:
+            run = len(lines)
+        if op == "-":
             ptr += 1
         else:
-            lines.append(_reindent(line.text, shift))
-            eols.append(_added_eol(line, informative, dominant))
-        written.append((start, len(lines)))
+            add_line(line[1] if shift is None else _reindent(line[1], shift))
+            add_eol(eol or (CRLF if line[2] else LF))
+    if run >= 0:
+        written.append((run, len(lines)))
     return lines, eols, written
 
 
