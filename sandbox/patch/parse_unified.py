@@ -258,14 +258,16 @@ def _old_empty(hunk: Hunk) -> bool:
 
 def _fill(hunk: Hunk, body: list[str]) -> None:
     out = hunk.lines
+    append, new = out.append, _new_line
     for raw in body:
-        cr = raw.endswith("\r")
+        cr = raw[-1:] == "\r"
         text = raw[:-1] if cr else raw
-        if text.startswith("\\"):
+        head = text[:1]
+        if head == "\\":
             if out:
                 _mark_no_newline(hunk)
             continue
-        out.append(_new_line(HunkLine, (text[:1] or " ", text[1:], cr)))
+        append(new(HunkLine, (head or " ", text[1:], cr)))
 
 
 def _mark_no_newline(hunk: Hunk) -> None:
