@@ -111,21 +111,22 @@ def drop_stale_bytecode(paths: Iterable[Path]) -> None:
     Python trusts `__pycache__/<name>.*.pyc` when the source's mtime (in whole seconds) and size match, so a
     same-size edit within the second after the last import would run the old code in the next test run.
     """
-    listed: dict[Path, list[str]] = {}  # each __pycache__ read once, not globbed per file (a glob compiles a regex)
+    listed: dict[str, list[str]] = {}  # each __pycache__ read once, not globbed per file (a glob compiles a regex)
     for path in paths:
-        if path.suffix != ".py":
+        folder, base = os.path.split(path)  # strings, not Paths: made per file, those cost more than the rest
+        if not base.endswith(".py") or base == ".py":  # its suffix is not `.py` (`.py` alone is a stem)
             continue
-        cache = path.parent / "__pycache__"
+        cache = os.path.join(folder, "__pycache__")
         if cache not in listed:
             try:
                 listed[cache] = os.listdir(cache)
             except OSError:
                 listed[cache] = []
-        prefix = f"{path.stem}."
+        prefix = f"{base[: -len('.py')]}."
         for name in listed[cache]:
             if name.startswith(prefix) and name.endswith(".pyc") and len(name) >= len(prefix) + len(".pyc"):
                 with contextlib.suppress(OSError):
-                    (cache / name).unlink()
+                    os.unlink(os.path.join(cache, name))
 
 
 def _checked(entry: Entry) -> bool:

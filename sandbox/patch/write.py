@@ -48,13 +48,14 @@ def commit(ops: list[WriteOp], root: Path) -> None:
     writes = [op for op in ops if op.data is not None]
     deletes = [op for op in ops if op.data is None]
     created_dirs: list[Path] = []
-    known_dirs: set[Path] = {root}
-    staged: list[tuple[WriteOp, Path]] = []
+    known_dirs: set[str] = {os.fspath(root)}  # paths as strings: a Path made per file costs more than its write
+    staged: list[tuple[WriteOp, str]] = []
     for op in writes:
         try:
-            if op.path.parent not in known_dirs:
-                _make_parents(op.path.parent, root, created_dirs)
-                known_dirs.add(op.path.parent)
+            parent = os.path.dirname(op.path)
+            if parent not in known_dirs:
+                _make_parents(Path(parent), root, created_dirs)
+                known_dirs.add(parent)
             staged.append((op, _stage(op.path, op.data or b"", op.mode)))
         except OSError as exc:
             _discard(staged, created_dirs)
@@ -92,7 +93,7 @@ def commit(ops: list[WriteOp], root: Path) -> None:
 
 def _changed_since_read(op: WriteOp) -> bool:
     try:
-        info = op.path.lstat()
+        info = os.lstat(op.path)
     except (FileNotFoundError, NotADirectoryError):
         return op.stamp is not None
     return op.stamp != (info.st_mtime_ns, info.st_size)
@@ -110,9 +111,9 @@ def _make_parents(parent: Path, root: Path, created: list[Path]) -> None:
         created.append(directory)
 
 
-def _stage(path: Path, data: bytes, mode: int | None) -> Path:
-    """Write `data` to a new temp file beside `path`, with the final permission bits."""
-    fd, name = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=path.parent)
+def _stage(path: Path, data: bytes, mode: int | None) -> str:
+    """Write `data` to a new temp file beside `path`, with the final permission bits; the temp file's path."""
+    fd, name = tempfile.mkstemp(prefix=_TEMP_PREFIX, dir=os.path.dirname(path))
     try:
         view = memoryview(data)
         while view:
@@ -124,13 +125,13 @@ def _stage(path: Path, data: bytes, mode: int | None) -> Path:
             os.unlink(name)
         raise
     os.close(fd)
-    return Path(name)
+    return name
 
 
-def _discard(staged: list[tuple[WriteOp, Path]], created_dirs: list[Path]) -> None:
+def _discard(staged: list[tuple[WriteOp, str]], created_dirs: list[Path]) -> None:
     for _, temp in staged:
         with contextlib.suppress(OSError):
-            temp.unlink()
+            os.unlink(temp)
     for directory in reversed(created_dirs):
         with contextlib.suppress(OSError):
             directory.rmdir()

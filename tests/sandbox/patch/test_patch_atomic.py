@@ -10,6 +10,7 @@ import pytest
 
 from sandbox.errors import PatchError, WriteFailed
 from sandbox.patch import apply_patch, write
+from sandbox.patch.apply import drop_stale_bytecode
 
 HashTree = Callable[[Path], str]
 
@@ -201,3 +202,15 @@ def test_a_same_size_edit_never_runs_stale_bytecode(tmp_path: Path) -> None:
     # The edit landed within the same second as the import: same mtime, same size, as Python's cache sees it.
     os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert subprocess.run(run, cwd=tmp_path, env=env, capture_output=True, text=True, check=True).stdout == "2\n"
+
+
+def test_only_the_bytecode_of_the_changed_python_files_is_dropped(tmp_path: Path) -> None:
+    cache = tmp_path / "pkg" / "__pycache__"
+    cache.mkdir(parents=True)
+    kept = ["model.cpython-311.pyc", "mod.cpython-311.txt", ".cpython-311.pyc", "other.cpython-311.pyc", "mod.pyc"]
+    dropped = ["mod.cpython-311.pyc", "mod.cpython-311.opt-1.pyc", "..cpython-311.pyc"]
+    for name in kept + dropped:
+        (cache / name).write_bytes(b"")
+    changed = ["mod.py", "..py", ".py", "mod.txt", "missing/x.py"]
+    drop_stale_bytecode(tmp_path / "pkg" / name for name in changed)
+    assert sorted(p.name for p in cache.iterdir()) == sorted(kept)
