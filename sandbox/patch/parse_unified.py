@@ -163,11 +163,12 @@ class _Parser:
     def read_hunk(self, start: int, number: int) -> tuple[Hunk, int]:
         header = self.text(start)
         match = _HUNK_RE.match(header)
-        body, end = (None, start + 1) if match is None else self.read_counted(start, match)
-        if body is None:
-            body, end = self.read_recounted(start + 1)
         hunk = Hunk(number, start + 1, header, [])
-        _fill(hunk, body)
+        end = None if match is None else self.read_counted(start, match, hunk)
+        if end is None:
+            hunk = Hunk(number, start + 1, header, [])
+            body, end = self.read_recounted(start + 1)
+            _fill(hunk, body)
         if match is not None:
             old_count = 1 if match.group(2) is None else int(match.group(2))
             old_line = int(match.group(1))
@@ -176,15 +177,19 @@ class _Parser:
             raise MalformedPatch(start + 1, f"hunk {number} has no lines", "give each hunk its context and changes")
         return hunk, end
 
-    def read_counted(self, start: int, match: re.Match[str]) -> tuple[list[str] | None, int]:
-        """The hunk's lines as its counts say; None when the counts do not fit the lines that follow."""
+    def read_counted(self, start: int, match: re.Match[str], hunk: Hunk) -> int | None:
+        """Fill `hunk` with its lines as its counts say, in the same pass that counts them; where they end, or
+        None when the counts do not fit the lines that follow (`hunk` is then half filled: drop it)."""
         old_left = 1 if match.group(2) is None else int(match.group(2))
         new_left = 1 if match.group(4) is None else int(match.group(4))
         lines, n = self.lines, self.n
+        out = hunk.lines
+        append, new = out.append, _new_line
         i = start + 1
         while (old_left > 0 or new_left > 0) and i < n:
-            head = lines[i][:1]
-            if head == " " or head == "" or lines[i] == "\r":
+            raw = lines[i]
+            head = raw[:1]
+            if head == " " or head == "" or raw == "\r":
                 old_left -= 1
                 new_left -= 1
             elif head == "-":
@@ -192,18 +197,31 @@ class _Parser:
             elif head == "+":
                 new_left -= 1
             elif head != "\\":
-                return None, i
+                return None
             if old_left < 0 or new_left < 0:
-                return None, i
+                return None
             i += 1
+            if raw[-1:] == "\r":
+                raw = raw[:-1]
+                if raw[:1] == "\\":
+                    if out:
+                        _mark_no_newline(hunk)
+                    continue
+                append(new(HunkLine, (raw[:1] or " ", raw[1:], True)))
+            elif head == "\\":
+                if out:
+                    _mark_no_newline(hunk)
+            else:
+                append(new(HunkLine, (head or " ", raw[1:], False)))
         if old_left > 0 or new_left > 0:
-            return None, i
+            return None
         while i < n and lines[i].startswith("\\"):
+            if out:
+                _mark_no_newline(hunk)
             i += 1
-        body = lines[start + 1 : i]
         if self.more_hunk_lines(i):
-            return None, i
-        return body, i
+            return None
+        return i
 
     def more_hunk_lines(self, i: int) -> bool:
         """Whether hunk-shaped lines (not just blank ones) follow, up to the next header: the counts were short."""
