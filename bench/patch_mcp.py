@@ -82,6 +82,39 @@ class Case:
 
 
 NOTES = """\
+The third round (2026-12-01 14:30-15:30 UTC, the engine only; the lead's runs on the same 2 cores, load 0.6 to 43,
+so the engine's own work was counted in instructions: callgrind, a round of the 8 diffs, its 3-round run less its
+1-round run, deterministic whatever the load):
+
+- With the syntax worker, the sections naming a `.py` file are planned as they are parsed and the others once the
+  parse is done (a release diff lists its docs and config before its first module): the worker's first job is sent
+  after 6.6 ms of the 8 diffs' engine time instead of 13.0. The plan is the one of patch order (files, changes and
+  warnings are listed in patch order); a file looked up by sections of both kinds, a refusal or an error plans the
+  whole patch again in patch order (`tests/sandbox/patch/test_patch_order.py`). In one process, alternating per
+  diff, 21 rounds, load 0.6: 80.9 -> 77.7 ms.
+- The engine without the syntax check: 433 -> 345 M instructions a round (-20%): a plain path checked in one regex
+  pass (a property test against the part-by-part check), a directory resolved from its parent's real path in one
+  `lstat` (`realpath` took one per component), one `lstat` per file for the link check and the read, `os.read`
+  (433 -> 412); the splice's line-ending repair found in C (it walked every line of every file: 412 -> 401); a
+  hunk's changed ranges tracked as runs and its added lines' ending decided once (401 -> 382; identical on all
+  3,936 hunk x ending variants of the 8 diffs); the parser's per-line work (382 -> 371) and a counted hunk built in
+  the pass that counts it (the parse alone 136 -> 127 M; identical sections or errors on the 8 diffs and 60,000
+  random patches); the commit and the bytecode sweep on strings, not Paths (371 -> 355).
+- The block finder of the syntax check (both processes): 188 -> 153 M instructions over the 79 split files, its
+  patterns turning most lines away on their first character and a block's "holds a changed line" one bisection;
+  the same chunks as before on 39,404 files x random changed ranges of site-packages and the standard library.
+- Wall, in-process, the code before and after as separate processes alternating, 5 pairs of 9 rounds each, load
+  0.7-0.8: 92.1 -> 79.7 ms for the 8 diffs with the worker (-12.4 ms, -13%); under a load of 5-7: 88.7 -> 78.5.
+  What bounds a diff now is one side or the other: the main process for those with many files that are not Python
+  (attrs, click: parse, read, splice and ~12 syscalls a file to write it atomically), the worker for those with
+  big modules (packaging, jinja2: `compile()`, 77% of the check's instructions, its parser most of that). With
+  the check in-process the whole engine went 1,138 -> 1,015 M instructions a round.
+- Not kept: staging the temp files from a background thread (the staging thread waits for the GIL the planning
+  holds: 25.6 ms sequential vs 26.3 threaded in a micro-benchmark of 262 files); staging them in the syntax worker
+  (every file: 74.1 -> 75.3 ms; the `.py` files only, whose bytes it has already: 74.5), as the main process's
+  `pwrite` and ticket per file cost about what the temp-file syscalls they replace cost; one regex for the block
+  lines and the triple quotes (slower than the two scans: no literal prefix to search for).
+
 The second round (2026-12-01 13:00-14:30 UTC, another helper's benchmarks on the same 2 cores, load 0.6 to 35:
 every comparison is within one run, alternating):
 
