@@ -322,3 +322,19 @@ def test_every_error_only_the_code_generator_finds_comes_back_from_the_worker_as
     errors = batch.close()
     assert [e[1] if e else None for e in errors] == [message for _, _, message in CODEGEN_ONLY]
     assert errors == [syntax_error("\n".join(lines).encode(), "m.py") for lines, _, _ in injected]
+
+
+def test_a_patch_whose_last_section_fails_leaves_the_tree_as_it_was_with_the_worker(
+    tmp_path: Path, worker: SyntaxWorker
+) -> None:
+    ready(worker)
+    root = tree(tmp_path / "ws", OLD)
+    before = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    dirs = sorted(p for p in root.rglob("*") if p.is_dir())
+    new_dir = "--- /dev/null\n+++ b/fresh/dir/new.py\n@@ -0,0 +1 @@\n+X = 1\n"
+    failing = "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-absent\n+x\n"
+    with pytest.raises(PatchError, match=r"notes\.txt"):
+        apply_patch(root, new_dir + unified(OLD, edited(OLD, False)) + failing, syntax_worker=worker)
+    assert {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+    assert sorted(p for p in root.rglob("*") if p.is_dir()) == dirs
+    assert not [p for p in root.rglob("*") if p.name.startswith(".skillbank-patch-")]
