@@ -105,6 +105,9 @@ so the engine's own work was counted in instructions: callgrind, a round of the 
   the same chunks as before on 39,404 files x random changed ranges of site-packages and the standard library.
 - Wall, in-process, the code before and after as separate processes alternating, 5 pairs of 9 rounds each, load
   0.7-0.8: 92.1 -> 79.7 ms for the 8 diffs with the worker (-12.4 ms, -13%); under a load of 5-7: 88.7 -> 78.5.
+  This benchmark at 15:16 UTC (load 0.7, all but the parser's one-pass change) against its 13:47 run: the engine
+  as served 86.6 -> 76.2 ms, without the check 70.9 -> 55.7; through MCP 145.1 -> 135.6 ms, 2.52x -> 2.50x (the
+  `git apply` server itself 57.5 -> 54.3 ms).
   What bounds a diff now is one side or the other: the main process for those with many files that are not Python
   (attrs, click: parse, read, splice and ~12 syscalls a file to write it atomically), the worker for those with
   big modules (packaging, jinja2: `compile()`, 77% of the check's instructions, its parser most of that). With
