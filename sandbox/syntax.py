@@ -29,6 +29,8 @@ _BLOCK_START = re.compile(r"([ \t]*)(?:(?:async[ \t]+)?def[ \t]|class[ \t]|@)")
 _TOP_BLOCK_LINE = re.compile(r"\n(?=[acd@])(?=def[ \t]|class[ \t]|@|async[ \t]+def[ \t])")
 #: The newline before a line of top-level code or a line that may start a block: looked for only inside the long
 #: classes that the patch changed.
+#: A line starting with a `__future__` import, after its newline.
+_FUTURE_LINE = re.compile(r"\n(from __future__[^\n]*)")
 _LINE_OF_INTEREST = re.compile(r"\n(?=[^\s#)]|[ \t]+(?:def|class|@|async[ \t]+def))")
 
 
@@ -75,12 +77,15 @@ def changed_syntax_error(
     """
     if not changed:
         return None
-    flags = _future_flags(lines) if b"__future__" in source else 0
-    if len(lines) < MIN_SPLIT_LINES or flags is None:
+    if len(lines) < MIN_SPLIT_LINES:
+        return syntax_error(source, filename)
+    text = "\n" + "\n".join(lines)  # every line follows a newline, the first one too
+    flags = _future_flags(text) if b"__future__" in source else 0
+    if flags is None:
         return syntax_error(source, filename)
     with warnings.catch_warnings():  # one filter for the file: setting it up costs more than compiling a small chunk
         warnings.simplefilter("ignore")
-        for first, last, nested in _chunks_to_check(split_blocks(lines, changed), changed):
+        for first, last, nested in _chunks_to_check(_split_blocks(lines, text, changed), changed):
             body = "\n".join(lines[first:last])
             # A member is compiled inside `if 1:`; a class head without its members gets a `pass` to stay valid.
             text = f"if 1:\n{body}\n" if nested else f"{body}\n{_body_indent(lines, first, last)}pass\n"
@@ -89,14 +94,13 @@ def changed_syntax_error(
     return None
 
 
-def _future_flags(lines: Sequence[str]) -> int | None:
-    """The compiler flags of the file's one-line `from __future__ import ...` lines, which every block must be
-    compiled with; None (compile the file whole) for anything unusual: a parenthesised or unknown feature, or
-    `barry_as_FLUFL`, which changes what parses."""
+def _future_flags(text: str) -> int | None:
+    """The compiler flags of the file's one-line `from __future__ import ...` lines (`text`: its lines, each after a
+    newline), which every block must be compiled with; None (compile the file whole) for anything unusual: a
+    parenthesised or unknown feature, or `barry_as_FLUFL`, which changes what parses."""
     flags = 0
-    for line in lines:
-        if not line.startswith("from __future__"):
-            continue
+    for found in _FUTURE_LINE.finditer(text):  # the lines that start with it, found in C, not looked at one by one
+        line = found.group(1)
         head, _, names = line.partition(" import ")
         if head.split() != ["from", "__future__"] or not names or "(" in names or "\\" in names:
             return None
@@ -129,7 +133,11 @@ def split_blocks(lines: Sequence[str], changed: Sequence[tuple[int, int]] | None
     compile, never a wrong one. The lines that matter are found by regular expressions over the text, not line by
     line: the top-level block lines first, the other lines of a class only when it is cut.
     """
-    text = "\n" + "\n".join(lines)  # every line then follows a newline, the first one too
+    return _split_blocks(lines, "\n" + "\n".join(lines), changed)
+
+
+def _split_blocks(lines: Sequence[str], text: str, changed: Sequence[tuple[int, int]] | None = None) -> list[Chunk]:
+    """`split_blocks`, with the lines already joined in `text`, each after a newline (the first one too)."""
     found, offsets = _lines_outside_strings(text, _TOP_BLOCK_LINE, 0, len(text), 0)
     starts = _block_starts(lines, found)
     tops = [0, *starts]
