@@ -15,6 +15,7 @@ import os
 import struct
 import sys
 
+from sandbox.syntax_worker_main import background
 from skills_store.redact import Redactor
 
 SIZE = struct.Struct("<I")
@@ -41,6 +42,7 @@ def write_all(fd: int, data: bytes) -> None:
 def serve(spec: str) -> None:
     """Answer requests until stdin closes; `spec` is the JSON `[extra_patterns, entropy]` of the server's redactor."""
     patterns, entropy = json.loads(spec)
+    background()  # a wake-up by the server does not take the server's core (see `syntax_worker_main.background`)
     redactor = Redactor(patterns, entropy=entropy)
     out = os.dup(1)
     os.dup2(2, 1)  # whatever a library prints goes to stderr, never into the answers

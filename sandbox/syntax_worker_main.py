@@ -3,6 +3,7 @@ starts in milliseconds and holds little memory. The engine's side and the protoc
 
 from __future__ import annotations
 
+import contextlib
 import marshal
 import os
 import struct
@@ -37,12 +38,24 @@ def _lines(source: bytes) -> list[str]:
     return lines
 
 
+def background() -> None:
+    """Run as a batch task (Linux `SCHED_BATCH`: the same share of the CPU, but a wake-up does not preempt).
+
+    The server wakes this worker with every job it sends; as an ordinary task the worker would take the core the
+    server is running on at once, and the server would wait for its own helper. Measured through MCP on the 8
+    release diffs (6 alternating runs, load 3-4): 129.4-138.4 -> 123.1-130.3 ms with this and the redaction
+    worker run so."""
+    with contextlib.suppress(AttributeError, OSError):  # not Linux: an ordinary task
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+
+
 def serve(go: str, tickets: str, answers: str, data: str) -> None:
     """The worker's loop: per batch (a byte on `go`), a job per ticket until an end ticket, then the errors found.
 
     Between batches it reads `go`, never the tickets, so the second end ticket is left for the engine. It leaves
     when a pipe closes: the server has gone."""
     go_fd, tickets_fd, answers_fd, data_fd = int(go), int(tickets), int(answers), int(data)
+    background()
     os.write(answers_fd, b"R")
     while read_exact(go_fd, 1) is not None:
         done: list[tuple[int, Error]] = []

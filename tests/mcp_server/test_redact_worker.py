@@ -158,3 +158,9 @@ def test_the_worker_leaves_with_its_server_even_one_that_exits_without_cleanup()
                 return
         time.sleep(0.02)
     pytest.fail(f"the redaction worker {pid} outlived its server")
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux scheduling policies")
+def test_the_worker_runs_as_a_batch_task_so_its_wake_ups_leave_the_server_its_core(worker) -> None:
+    w = worker()
+    assert os.sched_getscheduler(w.pid) == os.SCHED_BATCH

@@ -338,3 +338,8 @@ def test_a_patch_whose_last_section_fails_leaves_the_tree_as_it_was_with_the_wor
     assert {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
     assert sorted(p for p in root.rglob("*") if p.is_dir()) == dirs
     assert not [p for p in root.rglob("*") if p.name.startswith(".skillbank-patch-")]
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux scheduling policies")
+def test_the_worker_runs_as_a_batch_task_so_its_wake_ups_leave_the_server_its_core(worker: SyntaxWorker) -> None:
+    assert os.sched_getscheduler(ready(worker)) == os.SCHED_BATCH
