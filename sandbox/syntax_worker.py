@@ -241,6 +241,7 @@ class Batch:
                 self._worker._process.owed += 1
             if answered is None:
                 self._worker._process.stop()  # dead, hung or garbled: respawned with the next patch
+                self._fds = {}  # closed by `stop`: a number reused by another file must never be truncated below
                 answered = {}
             errors.update(answered)
             self._worker.answered += len(answered)

@@ -343,3 +343,30 @@ def test_a_patch_whose_last_section_fails_leaves_the_tree_as_it_was_with_the_wor
 @pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux scheduling policies")
 def test_the_worker_runs_as_a_batch_task_so_its_wake_ups_leave_the_server_its_core(worker: SyntaxWorker) -> None:
     assert os.sched_getscheduler(ready(worker)) == os.SCHED_BATCH
+
+
+def test_a_worker_given_up_on_never_has_its_closed_data_file_truncated(
+    worker: SyntaxWorker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its descriptors are closed when it is stopped; their numbers may already belong to another open file."""
+    monkeypatch.setattr(syntax_worker, "ANSWER_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(syntax_worker, "_KEEP_DATA_BYTES", 0)  # every batch would empty the shared file
+    truncated: list[int] = []
+    real = os.ftruncate
+    monkeypatch.setattr(os, "ftruncate", lambda fd, size: (truncated.append(fd), real(fd, size))[1])
+    pid = ready(worker)
+    batch = worker.batch(PY)
+    assert batch is not None
+    slow = ("x = 1\n" * 200_000 + "y = (\n").encode()
+    batch.submit("slow.py", slow, [], None)
+    until(lambda: waiting_tickets(batch) == 0)
+    os.kill(pid, signal.SIGSTOP)
+    assert batch.close()[0] is not None  # given up on: the engine compiled the job itself
+    assert truncated == []
+    assert ready(worker) != pid
+    batch = worker.batch(PY)  # a healthy worker's batch over the size is emptied as before
+    assert batch is not None
+    for source, lines, changed, path in jobs():
+        batch.submit(path, source, lines, changed)
+    batch.close()
+    assert len(truncated) == 1
