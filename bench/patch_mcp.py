@@ -82,6 +82,25 @@ class Case:
 
 
 NOTES = """\
+The fourth round (2026-12-01 14:30-15:40 UTC, around the engine; through MCP, the drive of 15-20 rounds of the 8
+diffs against one `skillbank serve`, each setting alternating with the other in runs a minute apart. This VM's
+load average counts tasks waiting on the disk, so it read 3-30 while the CPUs were mostly idle):
+
+- The capture's redaction of a long argument runs in a redaction worker (`mcp_server/redact_worker.py`, plain
+  Python, 13 MB) while the engine works; the server redacts in-process whenever the worker cannot answer. Three
+  alternating runs: 139.5-143.1 ms in-process, 127.9-137.2 with the worker (its row above: the part of the capture
+  left after the tool, 8.7 ms, against 20.8 in-process).
+- A short text holding no needle is scanned only with the rules that have none: the summary of a 262-file patch
+  is redacted in 1.95 ms instead of 3.8 (the output is the same on 61,799 texts).
+- The syntax and redaction workers run as `SCHED_BATCH` tasks, so the server's wake-ups no longer hand them the
+  core the server runs on. Six alternating runs: 129.4-138.4 -> 123.1-130.3 ms.
+- Against the code before this session (c7413f3), four alternating runs: 149.1-158.0 -> 133.8-137.4 ms.
+- Not done: the commit's fsync (3.7 ms a round) stays, so the step is durable before the answer. The client's
+  schema check (10.9 ms) would lose 2.4 ms if null `old_path` and `mode` were left out, which changes what clients
+  see. The write of a request to a worker, or of a response to the client, averages 0.2-0.65 ms against a 0.03 ms
+  median: the woken process takes the writer's core (SCHED_BATCH removed that for the workers; the client is
+  not ours to change).
+
 The third round (2026-12-01 14:30-15:30 UTC, the engine only; the lead's runs on the same 2 cores, load 0.6 to 43,
 so the engine's own work was counted in instructions: callgrind, a round of the 8 diffs, its 3-round run less its
 1-round run, deterministic whatever the load):
@@ -245,7 +264,8 @@ def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
     from referencing import Registry
 
     from mcp_server.capture import CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS
-    from mcp_server.capture_text import redact_bounded
+    from mcp_server.capture_text import CapturedArgs, redact_bounded
+    from mcp_server.redact_worker import RedactWorker
     from mcp_server.toolset import flat_schema
     from sandbox.patch import PatchResult, apply_patch
     from sandbox.syntax_worker import SyntaxWorker
@@ -262,7 +282,13 @@ def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
         "engine with the syntax check in-process": {},
         "engine with the syntax check in the worker (as served)": {"syntax_worker": worker},
     }
-    out = dict.fromkeys(["git apply alone (no MCP)", *engine, "capture: redact + commit", "client: output schema"], 0.0)
+    served = "capture as served: after the tool, arguments redacted by the redaction worker meanwhile"
+    out = dict.fromkeys(
+        ["git apply alone (no MCP)", *engine, "capture: redact + commit, in-process", served, "client: output schema"],
+        0.0,
+    )
+    redact_worker = RedactWorker(red)
+    assert redact_worker.wait_ready(30)
     diff = base / "breakdown.diff"
     env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(base)}
     with SQLiteTrajectoryStore(base / "breakdown.db") as store:
@@ -279,13 +305,20 @@ def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
                     refill(work, case.old)
                     if "syntax_worker" in options:  # ready (the served engine starts it with its first patch)
                         assert worker.wait_ready(30)
+                        captured = CapturedArgs(red, redact_worker, {"patch": case.patch, "dry_run": False})
                     start = time.perf_counter()
                     result = apply_patch(work, case.patch, **options)
                     runs[name].append(time.perf_counter() - start)
+                summary = {"applied": True, "files": [{"action": f.action, "path": f.path} for f in result.files]}
                 start = time.perf_counter()
                 args = redact_bounded(red, {"patch": case.patch}, CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS)
-                store.append(tid, [Step(kind="tool_call", tool="apply_patch", args=args)])
-                runs["capture: redact + commit"].append(time.perf_counter() - start)
+                step = Step(kind="tool_call", tool="apply_patch", args=args, result=red.redact(summary))
+                store.append(tid, [step])
+                runs["capture: redact + commit, in-process"].append(time.perf_counter() - start)
+                start = time.perf_counter()
+                step = Step(kind="tool_call", tool="apply_patch", args=captured.stored(2.0), result=red.redact(summary))
+                store.append(tid, [step])
+                runs[served].append(time.perf_counter() - start)
                 structured = result.model_dump(mode="json")
                 start = time.perf_counter()
                 assert not list(validator.iter_errors(structured))
@@ -293,6 +326,7 @@ def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
             for name, times in runs.items():
                 out[name] += statistics.median(times)
     worker.close()
+    redact_worker.close()
     return out
 
 
