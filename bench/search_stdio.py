@@ -75,6 +75,25 @@ def floor(query: str) -> str:
 server.run()
 """
 NOTES = """
+
+## Notes (measured 2026-12-01 14:50-15:45 UTC: the pacing, and the keyword side during the encode)
+
+- Paced (each timed call 25 ms after the previous measurement ended), the floor's encode costs 12.6-13.6 ms
+  against 4.7-5.0 back to back, and the tool's encode in its worker the same: an encode after even a short idle
+  gap on this VM waits on memory (the model's weights are out of the caches, three copies of the model take
+  turns in this benchmark) and on threads that have gone to sleep; one thread instead of two is no better
+  (8.4-11.6 ms paced). Last quiet run: short queries 1.13x paced (17.8 vs 15.8 ms), 1.85x back to back (12.4
+  vs 6.7); tracebacks 0.77x and 0.81x. Earlier runs today: paced 1.04x-1.31x (the 1.31x under another
+  benchmark's load), back to back 1.48x-1.92x.
+- The keyword side now runs in the server's thread while the worker encodes (`embed_during`): `SkillBank.search`
+  with the worker, in-process, 10k skills, three alternating rounds: paced 14.1 -> 10.8-12.9 ms, back to back
+  6.2-6.6 -> 6.2-6.7 ms. The earlier measurement (below) that found the overlap slower was back to back only.
+- Back to back the target stays out of reach: the encode in the worker (3.4-3.6 ms, the worker's round trip 0.15
+  ms of it), a bare stdio round trip (1.8-2.3), the vector side (0.6) and the keyword side (0.9, overlapped but
+  sharing the two cores the model's threads use) already take 6.8-7.4 ms of the 7.2-8.7 ms that 1.3x the floor
+  allows, before the capture, hydration and relevance.
+- The embedder worker as a `SCHED_BATCH` task (as the syntax and redaction workers now are): no gain (6.4-7.0 vs
+  6.8-7.2 ms back to back, mixed paced), so it stays an ordinary task.
 ## Notes (measured 2026-12-01, in-process profiles with the server's worker embedder, 10k skills, short queries)
 
 - Three runs of this code at load 0.9-1.4: short queries 1.82x-1.94x (10.1-10.8 vs 5.5-5.6 ms). The same code with
