@@ -1,5 +1,5 @@
-"""apply_patch over a real stdio server: its syntax worker is spawned by the first patch, reused, and gone with
-the server, which still leaves at once when its client disconnects."""
+"""apply_patch over a real stdio server: its syntax worker and the capture's redaction worker are spawned by the
+first patch, reused, and gone with the server, which still leaves at once when its client disconnects."""
 
 from __future__ import annotations
 
@@ -37,9 +37,9 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def is_worker(pid: int) -> bool:
+def is_worker(pid: int, module: bytes = b"sandbox.syntax_worker") -> bool:
     try:
-        return b"sandbox.syntax_worker" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        return module in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
 
@@ -51,7 +51,7 @@ def alive(pid: int) -> bool:
         return False
 
 
-async def test_the_syntax_worker_serves_every_patch_and_leaves_with_the_server(tmp_path: Path) -> None:
+async def test_the_workers_serve_every_patch_and_leave_with_the_server(tmp_path: Path) -> None:
     names = [f"mod{i}" for i in range(6)]
     env = {**os.environ, "SKILLBANK_HOME": str(tmp_path / "home"), "SKILLBANK_EMBEDDER": "hash"}
     params = StdioServerParameters(
@@ -63,6 +63,7 @@ async def test_the_syntax_worker_serves_every_patch_and_leaves_with_the_server(t
         server = next(p for p in Path("/proc").iterdir() if p.name.isdigit() and _serves(p, tmp_path))
         pid = int(server.name)
         workers: set[int] = set()
+        redactors: set[int] = set()
         for broken in (False, True, False, True):
             for name in names:
                 (tmp_path / f"{name}.py").write_text(long_module(name))
@@ -72,7 +73,9 @@ async def test_the_syntax_worker_serves_every_patch_and_leaves_with_the_server(t
             assert [(e["path"], e["line"]) for e in errors] == ([(f"{n}.py", 5) for n in names] if broken else [])
             (tmp_path / "filler.txt").unlink()
             workers |= {c for c in children(pid) if is_worker(c)}
+            redactors |= {c for c in children(pid) if is_worker(c, b"mcp_server.redact_worker_main")}
         assert len(workers) == 1  # spawned by the first patch, reused by the others
+        assert len(redactors) == 1  # the patches hold over 8,000 characters: their windows went to it
         (worker,) = workers
     finally:
         start = time.perf_counter()
@@ -81,7 +84,7 @@ async def test_the_syntax_worker_serves_every_patch_and_leaves_with_the_server(t
     assert not alive(pid)
     assert left_after < 0.3  # the worker is not waited for: it sees its pipes close and leaves by itself
     with anyio.fail_after(5):
-        while alive(worker):
+        while alive(worker) or any(alive(r) for r in redactors):
             await anyio.sleep(0.005)
 
 
