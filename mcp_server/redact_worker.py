@@ -11,7 +11,8 @@ The worker answers exactly what `Redactor.redact` answers in-process (it builds 
 patterns), and whenever it cannot answer in time (not started yet, busy with another call, dead, hung, or the
 value too big for its pipe) the capture redacts in-process as before: nothing is ever stored unredacted. It is
 plain Python (`-I -S`, `skills_store.redact` only), spawned by the first call worth it, and it leaves when its
-stdin closes, so it dies with the server.
+stdin closes, so it dies with the server. A request is written from the event loop only into an empty pipe that
+holds it whole, so the write never waits for the worker, even a hung one.
 """
 
 from __future__ import annotations
@@ -34,11 +35,15 @@ from skills_store.redact import Redactor
 MIN_CHARS = 8_000
 #: How long the capture waits for an answer before it redacts in-process (and the worker is replaced).
 ANSWER_TIMEOUT_S = 2.0
-#: The request pipe is grown to this, and a request must fit in it: writing one then never blocks.
+#: The request pipe is grown to this (Linux), and a request must fit in what it really holds: written to the empty
+#: pipe (no request is ever outstanding when one is sent), it then never blocks the event loop.
 PIPE_BYTES = 1 << 20
+#: What a pipe is assumed to hold where its size cannot be read.
+_SMALL_PIPE = 16 << 10
 _ROOT = Path(__file__).resolve().parents[1]
 _MAIN = "import sys; sys.path.insert(0, sys.argv[1]); import mcp_server.redact_worker_main as m; m.serve(sys.argv[2])"
 _SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+_GETPIPE_SZ = getattr(fcntl, "F_GETPIPE_SZ", 1032)
 
 
 class Pending:
@@ -74,6 +79,8 @@ class RedactWorker:
         self._ready = False
         self._ready_event = threading.Event()
         self._pending: Pending | None = None
+        self._capacity = 0
+        """How many bytes the current worker's request pipe holds."""
         self._finalizer = weakref.finalize(self, _stop, [None])
         self.answered = 0
         """Requests the worker answered (for tests and benchmarks)."""
@@ -94,6 +101,8 @@ class RedactWorker:
             proc = self._running()
             if proc is None or proc.stdin is None or not self._ready:
                 return None  # just spawned: this call is redacted in-process while the worker starts
+            if len(payload) + SIZE.size > self._capacity:
+                return None  # it would wait for the worker to read it (a pipe that could not be grown)
             pending = Pending()
             self._pending = pending
             try:
@@ -141,6 +150,10 @@ class RedactWorker:
         assert proc.stdout is not None
         with contextlib.suppress(OSError):  # a smaller pipe only means fewer values are sent
             fcntl.fcntl(proc.stdin.fileno(), _SETPIPE_SZ, PIPE_BYTES)
+        try:
+            self._capacity = fcntl.fcntl(proc.stdin.fileno(), _GETPIPE_SZ)
+        except OSError:
+            self._capacity = _SMALL_PIPE
         self._proc = proc
         self._finalizer.detach()
         self._finalizer = weakref.finalize(self, _stop, [proc])

@@ -164,3 +164,12 @@ def test_the_worker_leaves_with_its_server_even_one_that_exits_without_cleanup()
 def test_the_worker_runs_as_a_batch_task_so_its_wake_ups_leave_the_server_its_core(worker) -> None:
     w = worker()
     assert os.sched_getscheduler(w.pid) == os.SCHED_BATCH
+
+
+def test_a_request_larger_than_the_pipe_holds_is_redacted_in_process(worker, monkeypatch) -> None:
+    """Written into a pipe too small for it, a request would wait on the event loop for the worker to read."""
+    w = worker()
+    monkeypatch.setattr(w, "_capacity", 4096)
+    assert CapturedArgs(Redactor(), w, long_args()).pending is None
+    monkeypatch.undo()
+    assert CapturedArgs(Redactor(), w, long_args()).pending is not None  # the real pipe holds it
