@@ -37,9 +37,10 @@ class CapturedArgs:
     def __init__(self, redactor: Redactor, worker: RedactWorker | None, args: dict[str, Any]) -> None:
         self.redactor, self.worker, self.args = redactor, worker, args
         self.pending: Pending | None = None
+        self._windows: Any = None
         if worker is not None and text_chars(args) >= worker.min_chars:
-            windows = windows_of(dict(args), CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS)
-            self.pending = worker.submit(windows, text_chars(windows))
+            self._windows = windows_of(dict(args), CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS)
+            self.pending = worker.submit(self._windows, text_chars(self._windows))
 
     def stored(self, wait_s: float) -> Any:
         if self.pending is not None and self.worker is not None:
@@ -48,7 +49,9 @@ class CapturedArgs:
                 return finish_bounded(value, CAPTURE_TEXT_CHARS)
             if wait_s > 0:  # not a mere look on the event loop: the worker is hung (or slower than it may be)
                 self.worker.abandon(self.pending)
-        return redact_bounded(self.redactor, dict(self.args), CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS)
+        if self._windows is None:
+            self._windows = windows_of(dict(self.args), CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS)
+        return finish_bounded(self.redactor.redact(self._windows), CAPTURE_TEXT_CHARS)
 
 
 #: Stands between the two windows of a long string while it is redacted: a NUL never occurs in a rule's match, and

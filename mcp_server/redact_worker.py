@@ -54,6 +54,9 @@ class Pending:
         self.value: Any = None
         self.ok = False
 
+    def done(self) -> bool:
+        return self._done.is_set()
+
     def _set(self, ok: bool, value: Any) -> None:
         self.ok, self.value = ok, value
         self._done.set()
@@ -76,8 +79,8 @@ class RedactWorker:
         self.min_chars = min_chars
         self._lock = threading.Lock()
         self._proc: subprocess.Popen[bytes] | None = None
-        self._ready = False
-        self._ready_event = threading.Event()
+        self._ready = threading.Event()
+        """Set by the current worker's first answer; a new one with each worker."""
         self._pending: Pending | None = None
         self._capacity = 0
         """How many bytes the current worker's request pipe holds."""
@@ -96,10 +99,10 @@ class RedactWorker:
         if len(payload) + SIZE.size > PIPE_BYTES // 2:
             return None
         with self._lock:
-            if self._pending is not None and not self._pending._done.is_set():
+            if self._pending is not None and not self._pending.done():
                 return None  # busy with another call's arguments
             proc = self._running()
-            if proc is None or proc.stdin is None or not self._ready:
+            if proc is None or proc.stdin is None or not self._ready.is_set():
                 return None  # just spawned: this call is redacted in-process while the worker starts
             if len(payload) + SIZE.size > self._capacity:
                 return None  # it would wait for the worker to read it (a pipe that could not be grown)
@@ -115,7 +118,7 @@ class RedactWorker:
     def abandon(self, pending: Pending) -> None:
         """The caller waited `ANSWER_TIMEOUT_S` for `pending` in vain: the worker is replaced at the next call."""
         with self._lock:
-            if self._pending is pending and not pending._done.is_set():
+            if self._pending is pending and not pending.done():
                 self._kill_locked()
 
     def wait_ready(self, timeout_s: float) -> bool:
@@ -123,7 +126,7 @@ class RedactWorker:
         `submit` never waits)."""
         with self._lock:
             self._running()
-            event = self._ready_event
+            event = self._ready
         return event.wait(timeout_s)
 
     def close(self) -> None:
@@ -178,23 +181,20 @@ class RedactWorker:
                 if self._proc is not proc:  # replaced meanwhile: this answer is nobody's
                     return
                 if first:
-                    first, self._ready = False, True
-                    self._ready_event.set()
+                    first = False
+                    self._ready.set()
                     continue
                 pending, self._pending = self._pending, None
                 if ok:
                     self.answered += 1
             if pending is not None:
                 pending._set(ok, value)
-        with self._lock:  # the worker is gone: whoever waits redacts in-process
-            if self._proc is proc:
-                pending, self._pending = self._pending, None
-                if pending is not None:
-                    pending._set(False, None)
+        with self._lock:  # the worker is gone: reaped now, so the next call spawns another (whoever waits redacts
+            if self._proc is proc:  # in-process), not only once `poll()` has seen the exit
+                self._kill_locked()
 
     def _kill_locked(self) -> None:
-        proc, self._proc, self._ready = self._proc, None, False
-        self._ready_event = threading.Event()
+        proc, self._proc, self._ready = self._proc, None, threading.Event()
         if proc is not None:
             _stop([proc])
         pending, self._pending = self._pending, None

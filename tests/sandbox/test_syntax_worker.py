@@ -251,6 +251,16 @@ def test_a_hung_worker_is_given_up_on_killed_and_its_jobs_done_in_process(
     assert ready(worker) != pid
 
 
+def hang_on_a_slow_job(batch: syntax_worker.Batch, pid: int) -> bytes:
+    """Give the worker a job that takes the better part of a second to compile, and stop it once it took it (it is
+    compiling); the job's source."""
+    slow = ("x = 1\n" * 200_000 + "y = (\n").encode()
+    batch.submit("slow.py", slow, [], None)
+    until(lambda: waiting_tickets(batch) == 0)
+    os.kill(pid, signal.SIGSTOP)
+    return slow
+
+
 def test_a_worker_that_hangs_on_a_job_is_given_up_on_and_the_engine_does_the_job(
     worker: SyntaxWorker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -258,10 +268,7 @@ def test_a_worker_that_hangs_on_a_job_is_given_up_on_and_the_engine_does_the_job
     pid = ready(worker)
     batch = worker.batch(PY)
     assert batch is not None
-    slow = ("x = 1\n" * 200_000 + "y = (\n").encode()  # the better part of a second to compile
-    batch.submit("slow.py", slow, [], None)
-    until(lambda: waiting_tickets(batch) == 0)  # the worker took it (it is compiling)
-    os.kill(pid, signal.SIGSTOP)
+    slow = hang_on_a_slow_job(batch, pid)
     for source, lines, changed, path in jobs():
         batch.submit(path, source, lines, changed)
     errors = batch.close()
@@ -357,10 +364,7 @@ def test_a_worker_given_up_on_never_has_its_closed_data_file_truncated(
     pid = ready(worker)
     batch = worker.batch(PY)
     assert batch is not None
-    slow = ("x = 1\n" * 200_000 + "y = (\n").encode()
-    batch.submit("slow.py", slow, [], None)
-    until(lambda: waiting_tickets(batch) == 0)
-    os.kill(pid, signal.SIGSTOP)
+    hang_on_a_slow_job(batch, pid)
     assert batch.close()[0] is not None  # given up on: the engine compiled the job itself
     assert truncated == []
     assert ready(worker) != pid
