@@ -240,20 +240,30 @@ class Redactor:
         A dict entry whose key names a secret (`password`, `api_key`, `GITHUB_TOKEN`...) has its whole
         string value replaced.
         """
+        return self._redact(value, {})
+
+    def _redact(self, value: Any, seen: dict[str, str]) -> Any:
+        """`redact`, with the short strings already redacted in this value (`seen`): a patch's file list repeats
+        its actions, a search's hits their tags, and the same text always redacts the same way."""
         if isinstance(value, str):
-            return self.redact_text(value)
+            if len(value) > SMALL:
+                return self.redact_text(value)
+            done = seen.get(value)
+            if done is None:
+                done = seen[value] = self.redact_text(value)
+            return done
         if isinstance(value, Mapping):
             out: dict[Any, Any] = {}
             for key, item in value.items():
                 if isinstance(key, str) and isinstance(item, str) and SECRET_NAME_RE.match(key) and secretish(item):
                     out[key] = MARKER.format(kind="secret-field")
                 else:
-                    out[key] = self.redact(item)
+                    out[key] = self._redact(item, seen)
             return out
         if isinstance(value, list | tuple):
-            return [self.redact(item) for item in value]
+            return [self._redact(item, seen) for item in value]
         if hasattr(value, "model_dump"):
-            return self.redact(value.model_dump(mode="json"))
+            return self._redact(value.model_dump(mode="json"), seen)
         return value
 
 

@@ -126,7 +126,17 @@ def _group_ok(test: Callable[[str], bool], group: str = "s") -> Callable[[re.Mat
     return lambda m: test(m[group])
 
 
+_ASCII_DIGIT_RE = re.compile(r"[0-9]")
+_ASCII_UPPER_RE = re.compile(r"[A-Z]")
+_ASCII_LOWER_RE = re.compile(r"[a-z]")
+
+
 def _mixed(text: str) -> bool:
+    """A digit, an upper-case and a lower-case letter, all three. ASCII text (every token `TOKEN_RE` finds) is
+    searched in C: for ASCII, `isdigit`/`isupper`/`islower` are exactly these classes, and a path or a word in
+    lower case, the common token, was scanned whole by a Python generator (3.5 us of a path's 9.5)."""
+    if text.isascii():
+        return bool(_ASCII_DIGIT_RE.search(text) and _ASCII_UPPER_RE.search(text) and _ASCII_LOWER_RE.search(text))
     return any(c.isdigit() for c in text) and any(c.isupper() for c in text) and any(c.islower() for c in text)
 
 
@@ -314,10 +324,10 @@ def looks_random(token: str) -> bool:
     core = token.rstrip("=")
     if not 20 <= len(core) <= 256 or core.lower().startswith(_HASH_PREFIXES) or _HEX_RE.match(core):
         return False
-    if not _mixed(core):
-        return False
     if core.count("/") >= 2 and all(len(part) < 24 or _HEX_RE.match(part) for part in core.split("/")):
         return False  # a path (commit hashes in it included: `org/repo/blob/<sha>/src/x.py`)
+    if not _mixed(core):
+        return False
     words = sum(len(m) for m in _WORD_RE.findall(core) if _VOWEL_RE.search(m))  # words have vowels
     if words / len(core) > 0.45:
         return False  # an identifier made of words

@@ -282,3 +282,33 @@ def test_pathological_input_takes_linear_time(text: str) -> None:
     start = time.perf_counter()
     R.redact_text(text)
     assert time.perf_counter() - start < 20  # quadratic rules took minutes here; linear ones well under a second
+
+
+def test_the_mixed_case_test_says_the_same_as_the_character_predicates_for_ascii_and_other_text() -> None:
+    import random
+
+    from skills_store.redact_rules import _mixed
+
+    rng = random.Random(7)
+    alphabet = "aZ09_/-+=" + "ßÉé²٣ǅ" + "xyzXYZ"
+
+    def reference(text: str) -> bool:
+        return any(c.isdigit() for c in text) and any(c.isupper() for c in text) and any(c.islower() for c in text)
+
+    texts = ["", "abc", "ABC1", "aB1", "src/pkg/mod_12.py", "É1a", "²aB", "ǅ1b", "٣aB"]
+    texts += ["".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 30))) for _ in range(3000)]
+    assert [_mixed(t) for t in texts] == [reference(t) for t in texts]
+
+
+def test_a_value_repeating_short_strings_redacts_each_occurrence_as_the_string_alone() -> None:
+    token = "gh" + "p_" + A36
+    value = {
+        "files": [{"action": "modify", "path": f"src/m{i}.py"} for i in range(50)],
+        "notes": [f"token {token}", f"token {token}", "plain"],
+        "nested": [[f"token {token}"], ("modify",)],
+    }
+    out = R.redact(value)
+    assert out["notes"] == [R.redact_text(f"token {token}")] * 2 + ["plain"]
+    assert "[REDACTED:github-token]" in out["notes"][0]
+    assert out["nested"] == [[out["notes"][0]], ["modify"]]
+    assert out["files"] == [{"action": "modify", "path": f"src/m{i}.py"} for i in range(50)]
