@@ -18,6 +18,13 @@ STRICT_LEVELS: frozenset[MatchLevel] = frozenset({"exact", "offset"})
 MAX_PATCH_BYTES = 10 * 1024 * 1024
 
 
+def _absent(value: object) -> bool:
+    """A null optional field is left out of a file's entry: clients check every entry of a result against the
+    output schema, and the two null fields of each cost the Python SDK's check a quarter of its time (262 files:
+    9.8 -> 7.7 ms); the schema's default (null) says what an absent one means."""
+    return value is None
+
+
 class FileChange(BaseModel):
     """One file the patch changes (or would change, on a dry run)."""
 
@@ -30,12 +37,12 @@ class FileChange(BaseModel):
     """The largest distance, in lines, between where a hunk said it applies and where it was found (signed)."""
     fuzzy: bool = False
     """True when some hunk only matched after whitespace or punctuation was ignored, or with reduced context."""
-    old_path: str | None = None
-    """The path before a rename."""
+    old_path: str | None = Field(default=None, exclude_if=_absent)
+    """The path before a rename; left out of the dump when there is none."""
     match: MatchLevel = "exact"
     """The most lenient rung of the matching ladder that any hunk of this file needed."""
-    mode: str | None = None
-    """The file mode set by the patch (`100755`, `100644`), when it sets one."""
+    mode: str | None = Field(default=None, exclude_if=_absent)
+    """The file mode set by the patch (`100755`, `100644`), when it sets one; left out of the dump otherwise."""
 
 
 class SyntaxIssue(BaseModel):

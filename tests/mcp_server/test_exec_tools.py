@@ -84,8 +84,7 @@ async def test_failing_run_then_patch_then_passing_run(settings: Settings, repo:
         applied = await client.call_tool("apply_patch", {"patch": FIX})
         assert not applied.is_error, applied.content
         assert applied.structured_content["files"][0] == {
-            "path": "calc.py", "action": "modify", "hunks": 1, "offset_lines": 0, "fuzzy": False,
-            "old_path": None, "match": "exact", "mode": None,
+            "path": "calc.py", "action": "modify", "hunks": 1, "offset_lines": 0, "fuzzy": False, "match": "exact",
         }  # fmt: skip
 
         passing = (await client.call_tool("run_tests", {"tests": ["test_calc.py"]})).structured_content

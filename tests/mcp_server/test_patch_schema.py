@@ -82,3 +82,13 @@ async def test_the_server_publishes_apply_patchs_output_schema_flat(test_setting
     assert "$ref" not in json.dumps(schema)
     assert schema["properties"]["files"]["items"]["properties"]["old_path"]["type"] == ["string", "null"]
     assert _errors(schema, GOOD) == []
+
+
+def test_a_file_entry_leaves_out_its_null_old_path_and_mode_and_reads_back_the_same() -> None:
+    plain, renamed = GOOD["files"]
+    assert (renamed["old_path"], renamed["mode"]) == ("old.py", "100755")
+    assert set(plain) == {"path", "action", "hunks", "offset_lines", "fuzzy", "match"}
+    again = PatchResult.model_validate(GOOD)
+    assert (again.files[0].old_path, again.files[0].mode) == (None, None)
+    assert again.model_dump(mode="json") == GOOD
+    assert _errors(flat_schema(PatchResult.model_json_schema()), GOOD) == []
