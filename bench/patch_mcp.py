@@ -27,6 +27,7 @@ import anyio
 from mcp import Client, StdioServerParameters
 
 from bench.common import ROOT, machine, write_report
+from bench.patch_mcp_notes import NOTES
 from bench.release_diffs import diff_trees, files_of, sdist, unpack
 
 PACKAGES: tuple[tuple[str, str, str], ...] = (
@@ -79,127 +80,6 @@ class Case:
     files: int
     times: dict[str, list[float]] = field(default_factory=lambda: {"git apply": [], "skillbank": []})
     identical: dict[str, bool] = field(default_factory=lambda: {"git apply": True, "skillbank": True})
-
-
-NOTES = """\
-The fourth round (2026-12-01 14:30-15:40 UTC, around the engine; through MCP, the drive of 15-20 rounds of the 8
-diffs against one `skillbank serve`, each setting alternating with the other in runs a minute apart. This VM's
-load average counts tasks waiting on the disk, so it read 3-30 while the CPUs were mostly idle):
-
-- The capture's redaction of a long argument runs in a redaction worker (`mcp_server/redact_worker.py`, plain
-  Python, 13 MB) while the engine works; the server redacts in-process whenever the worker cannot answer. Three
-  alternating runs: 139.5-143.1 ms in-process, 127.9-137.2 with the worker (its row above: the part of the capture
-  left after the tool, 8.7 ms, against 20.8 in-process).
-- A short text holding no needle is scanned only with the rules that have none: the summary of a 262-file patch
-  is redacted in 1.95 ms instead of 3.8 (the output is the same on 61,799 texts).
-- The syntax and redaction workers run as `SCHED_BATCH` tasks, so the server's wake-ups no longer hand them the
-  core the server runs on. Six alternating runs: 129.4-138.4 -> 123.1-130.3 ms.
-- Against the code before this session (c7413f3), four alternating runs: 149.1-158.0 -> 133.8-137.4 ms.
-- Not done: the commit's fsync (3.7 ms a round) stays, so the step is durable before the answer. The client's
-  schema check (10.9 ms) would lose 2.4 ms if null `old_path` and `mode` were left out, which changes what clients
-  see. The write of a request to a worker, or of a response to the client, averages 0.2-0.65 ms against a 0.03 ms
-  median: the woken process takes the writer's core (SCHED_BATCH removed that for the workers; the client is
-  not ours to change).
-
-The third round (2026-12-01 14:30-15:30 UTC, the engine only; the lead's runs on the same 2 cores, load 0.6 to 43,
-so the engine's own work was counted in instructions: callgrind, a round of the 8 diffs, its 3-round run less its
-1-round run, deterministic whatever the load):
-
-- With the syntax worker, the sections naming a `.py` file are planned as they are parsed and the others once the
-  parse is done (a release diff lists its docs and config before its first module): the worker's first job is sent
-  after 6.6 ms of the 8 diffs' engine time instead of 13.0. The plan is the one of patch order (files, changes and
-  warnings are listed in patch order); a file looked up by sections of both kinds, a refusal or an error plans the
-  whole patch again in patch order (`tests/sandbox/patch/test_patch_order.py`). In one process, alternating per
-  diff, 21 rounds, load 0.6: 80.9 -> 77.7 ms.
-- The engine without the syntax check: 433 -> 345 M instructions a round (-20%): a plain path checked in one regex
-  pass (a property test against the part-by-part check), a directory resolved from its parent's real path in one
-  `lstat` (`realpath` took one per component), one `lstat` per file for the link check and the read, `os.read`
-  (433 -> 412); the splice's line-ending repair found in C (it walked every line of every file: 412 -> 401); a
-  hunk's changed ranges tracked as runs and its added lines' ending decided once (401 -> 382; identical on all
-  3,936 hunk x ending variants of the 8 diffs); the parser's per-line work (382 -> 371) and a counted hunk built in
-  the pass that counts it (the parse alone 136 -> 127 M; identical sections or errors on the 8 diffs and 60,000
-  random patches); the commit and the bytecode sweep on strings, not Paths (371 -> 355).
-- The block finder of the syntax check (both processes): 188 -> 153 M instructions over the 79 split files, its
-  patterns turning most lines away on their first character and a block's "holds a changed line" one bisection;
-  the same chunks as before on 39,404 files x random changed ranges of site-packages and the standard library.
-- Wall, in-process, the code before and after as separate processes alternating, 5 pairs of 9 rounds each, load
-  0.7-0.8: 92.1 -> 79.7 ms for the 8 diffs with the worker (-12.4 ms, -13%); under a load of 5-7: 88.7 -> 78.5.
-  This benchmark at 15:16 UTC (load 0.7, all but the parser's one-pass change) against its 13:47 run: the engine
-  as served 86.6 -> 76.2 ms, without the check 70.9 -> 55.7; through MCP 145.1 -> 135.6 ms, 2.52x -> 2.50x (the
-  `git apply` server itself 57.5 -> 54.3 ms).
-  What bounds a diff now is one side or the other: the main process for those with many files that are not Python
-  (attrs, click: parse, read, splice and ~12 syscalls a file to write it atomically), the worker for those with
-  big modules (packaging, jinja2: `compile()`, 77% of the check's instructions, its parser most of that). With
-  the check in-process the whole engine went 1,138 -> 1,015 M instructions a round.
-- Not kept: staging the temp files from a background thread (the staging thread waits for the GIL the planning
-  holds: 25.6 ms sequential vs 26.3 threaded in a micro-benchmark of 262 files); staging them in the syntax worker
-  (every file: 74.1 -> 75.3 ms; the `.py` files only, whose bytes it has already: 74.5), as the main process's
-  `pwrite` and ticket per file cost about what the temp-file syscalls they replace cost; one regex for the block
-  lines and the triple quotes (slower than the two scans: no literal prefix to search for).
-
-The second round (2026-12-01 13:00-14:30 UTC, another helper's benchmarks on the same 2 cores, load 0.6 to 35:
-every comparison is within one run, alternating):
-
-- The syntax check runs in a persistent worker process (`sandbox/syntax_worker.py`, spawned by the first patch
-  that names a `.py` file, reused, gone with the server) while the engine plans and writes; the engine then
-  compiles the files nobody took yet itself, one ticket at a time so the worker goes on taking its share (taking
-  them all at once left the worker idle: packaging 19.8 -> 14.9 ms, jinja2 23.2 -> 18.3). In-process, per diff,
-  9 alternating trials, load 0.3: the engine with the check 128.6 ms in-process vs 80.7 ms with the worker (58.9
-  without the check). Even a one-line patch to click's `core.py` gains (1.9 vs 2.2 ms, median of 41), so every
-  patch naming a `.py` file uses it; when the engine took every job itself, the worker's empty answer is read
-  before the next patch instead of waited for.
-- The engine plans each section as soon as it is parsed (a parse error still wins over what planning raised),
-  so the worker gets its first file before the whole patch is parsed (15 ms of the 8 diffs' 60).
-- Through MCP, the servers before and after these changes and the `git apply` one alternating (7 trials, load
-  0.3-0.4): 212.4 -> 161.8 ms for the 8 diffs, 3.82x -> 2.91x `git apply` via MCP (55.6 ms). Under a load of
-  9-12 (5 trials, an earlier state) it read 258 -> 226 ms, 2.21x -> 1.93x, only because `git apply`'s own time
-  grew more under that load.
-- Not kept: the hunk splice run by run instead of line by line (regex runs, list comprehensions): no faster on
-  hunks of ~20 lines; the parser's line loop as a comprehension: 4.5 -> 3.8 ms, not worth the second path; temp
-  files named by pid and counter instead of `mkstemp`: 0.8 ms of 16 for 262 files (the syscalls are the cost).
-- Not done (outside the engine): the capture redacts the patch's kept window (10.6 ms for the 8 calls in-process)
-  and commits the step (7.3 ms, with its fsync) after the tool returns, while the worker could redact in parallel
-  (a hook for a tool to hand the capture args it has already bounded and redacted with the capture's own
-  function). The client's schema check would cost 7.9 instead of 10.3 ms if `old_path` and `mode` were left out
-  of a file's entry when null, but `tests/mcp_server/test_exec_tools.py` pins them in the structured content.
-
-The first round (2026-12-01; measured under a load of 3-5, a local model on both cores, so every comparison is
-within one run):
-
-- The syntax check is `compile()` of the blocks holding changed lines (17,347 lines in 248 blocks of 79 files for
-  these diffs), the largest part after the writes. Finding the blocks looks at top-level `def`/`class`/decorator
-  lines first, and at a class's other lines only when the patch changed that class: 27.2 -> 18.2 ms for the 8
-  diffs (best of 7), the same blocks as before on 13,295 files (site-packages and the standard library). The
-  blocks are those holding lines a hunk added or removed, no longer those holding only its context lines: 15,415
-  lines compiled instead of 17,347 (970 mutations applied as patches: 768 of 768 errors reported identically).
-- Not kept: `symtable` (parser and symbol table, no code generation) instead of `compile()` for the blocks that
-  cannot hold an error only the code generator reports: 35 vs 51 ms on the same 248 blocks, but 136 of them hold
-  what the code generator checks (`return`, `yield`, `await`, `async`, `break`, `continue`, starred targets,
-  repeated keyword arguments, a bare `except:`, `__debug__`, `case`, `__future__`, 20 nested blocks), mostly
-  `return`. The other 112 are 14% of the compile time (at most ~4% saved) and scanning for those constructs cost
-  more than the compile (127 vs 97 ms). The block-wise check is tested against a full compile on the 27 kinds of
-  code-generator-only error (`tests/sandbox/test_syntax_codegen.py`) and on 2,820 mutations of 1,500
-  site-packages files: 2,259 of 2,260 errors reported identically, the other outside the blocks the mutation
-  touched (not reported, as documented).
-- The Python SDK client checks each result against the output schema with `jsonschema`; its `$ref`s and the
-  `anyOf` of nullable fields cost it ~3.6 ms a release diff. The schema is published flat (same validation):
-  28.7 -> 15.5 ms for the 8 calls.
-- The capture redacts a long patch only in the head and tail it stores (2/3 and 1/3 of 20,000 characters, each
-  with a 4,000-character margin on its cut side: 28k characters, not 32k), and the marker gives the number of
-  characters left out (it gave the redacted window's: 12,040 for a 200 KB patch). The commit's fsync (3-4 ms a
-  call on this disk) stays: the step is durable before the answer.
-- What the server costs besides the engine (ad hoc runs, medians of 7 trials, 8 calls, the engine replaced by its
-  stored result, against a no-op MCP tool taking the same patch in the same run): 74 vs 23 ms (89 vs 26 in a second
-  run); without the commit's fsync 66 vs 20; without the redaction too 34 vs 15, the rest mostly the client's
-  schema check.
-- Against the code before these changes (7 trials, the two alternating, load ~3): skillbank 467 and 463 ms before,
-  383 and 399 ms after, for the 8 diffs (-16%); the ratios, 2.76x and 2.90x before, 3.09x and 2.09x after, move
-  with `git apply`'s own time, which went from 124 to 191 ms between runs.
-- Not kept: the syntax check of big patches in a forked child while the parent writes the files (a thread cannot
-  overlap them: `compile()` holds the GIL). In-process, alternating, 3 rounds: 253, 238, 208 ms with the fork vs
-  156, 160, 212 ms without; the fork and the copy-on-write faults of both processes cost more than the overlap
-  saves. (A persistent worker is sent the changed files instead: see the second round above.)
-"""
 
 
 def load() -> str:
