@@ -89,20 +89,14 @@ def main(argv: list[str]) -> int:
         write_frame(out, b"E" + f"{type(exc).__name__}: {exc}".encode())
         return 1
     _trim()
-    from skills_store.embedders.threads import ThreadPolicy
-
-    threads = ThreadPolicy()  # one thread for a short query after an idle gap (see `threads`)
     write_frame(out, b"R" + json.dumps({"name": embedder.name, "dim": embedder.dim}).encode())
     while True:
         texts = requests.get()
-        threads.before(texts)
         try:
             vectors = embedder.embed(texts)
         except Exception as exc:
             write_frame(out, b"E" + f"{type(exc).__name__}: {exc}".encode())
             continue
-        finally:
-            threads.after()
         rows, dim = vectors.shape
         write_frame(out, b"V" + _SHAPE.pack(rows, dim) + vectors.astype("<f4", copy=False).tobytes())
         if rows >= TRIM_AFTER_ROWS:
