@@ -2,7 +2,7 @@
 newest first, printed under its table."""
 
 NOTES = """\
-The fifth round (2026-12-01 16:40-17:30 UTC, around the MCP layer; through MCP, the drive of 12-15 rounds of the
+The fifth round (2026-12-01 16:40-17:05 UTC, around the MCP layer; through MCP, the drive of 12-15 rounds of the
 8 diffs against one `skillbank serve`, in-process profiles with `yappi`, CPUs idle before each run):
 
 - A file entry leaves out its `old_path` and `mode` when they are null (the schema's default says what an absent
