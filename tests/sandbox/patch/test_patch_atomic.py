@@ -214,3 +214,25 @@ def test_only_the_bytecode_of_the_changed_python_files_is_dropped(tmp_path: Path
     changed = ["mod.py", "..py", ".py", "mod.txt", "missing/x.py"]
     drop_stale_bytecode(tmp_path / "pkg" / name for name in changed)
     assert sorted(p.name for p in cache.iterdir()) == sorted(kept)
+
+
+@pytest.mark.parametrize("taken", [1, write._NAMED_TRIES])
+def test_temp_names_already_taken_are_passed_over_never_followed_or_reused(
+    three: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, taken: int
+):
+    import itertools
+
+    outside = tmp_path_factory.mktemp("outside") / "victim.txt"
+    outside.write_text("untouched\n")
+    monkeypatch.setattr(write, "_COUNTER", itertools.count())
+    pid = write._PID[0]
+    planted = [three / f"{write._TEMP_PREFIX}{pid}-{n}" for n in range(taken)]
+    for link in planted:
+        link.symlink_to(outside)  # a planted link where the next temp file would go
+    apply_patch(three, THREE_FILES)
+    assert (three / "a.txt").read_text() == "A\n"
+    assert (three / "new" / "c.txt").read_text() == "c\n"
+    assert outside.read_text() == "untouched\n"
+    assert all(link.is_symlink() and link.resolve() == outside for link in planted)
+    left = [p for p in three.rglob("*") if p.name.startswith(write._TEMP_PREFIX) and p not in planted]
+    assert left == []
