@@ -13,10 +13,10 @@ The fifth round (2026-12-01 16:40-17:05 UTC, around the MCP layer; through MCP, 
   actions) are redacted once: the capture's redaction of a 262-file summary 2.49 -> 1.91 ms, same output.
 - Temp files are named by the process and a counter (`O_EXCL`, `O_NOFOLLOW`; a taken name is passed over) instead
   of `mkstemp`'s random names: staging the 262 files 4.1-8.1 -> 3.1-4.0 ms in-process, three alternating runs.
-- Against the code before this round (5efc217), three alternating pairs of 12 rounds: 115.1, 116.0, 113.4 ms before,
-  111.8, 110.7, 114.7 after. Two bench runs: 116.5 and 119.6 ms against `git apply` via MCP at 50.6 and 50.1 ms
-  (2.30x, 2.39x): with the CPUs idle `git apply` is faster (56-66 ms in the runs of the fourth round), so the ratio
-  did not fall with the time.
+- Against the code before this round (5efc217), three alternating pairs of 12 rounds at the end: 123.7, 122.5, 125.2
+  ms before, 121.2, 114.0, 113.7 after. Three bench runs in a row: 115.4, 120.1 and 121.1 ms against `git apply`
+  via MCP at 46.6, 51.5 and 54.1 ms (2.48x, 2.33x, 2.24x): with the CPUs idle `git apply` is faster (56-66 ms in
+  the runs of the fourth round), so the ratio did not fall with the time.
 - Where a round goes now (server-side timers, 15 rounds): 102-105 ms inside the server's request handler, of which
   the engine as served 82-84 (its thread's CPU 78-80: the plan and the writes, ~62, plus the syntax tickets it takes
   from the worker), the capture after the tool 12 (the commit 5.9 with its fsync, the summary's redaction 2.7, the
