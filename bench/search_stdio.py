@@ -78,9 +78,10 @@ NOTES = """
 
 ## Notes (measured 2026-12-01 16:50-17:07 UTC: torch's thread count in the worker)
 
-- Runs of this benchmark today with idle CPUs: short queries back to back 1.80x-2.10x (10.4-12.2 vs 5.8-6.0 ms),
-  25 ms apart 1.20x-1.44x (16.4-17.1 vs 11.9-14.2); tracebacks 0.76x-0.92x. With the machine idle the floor gets
-  faster (its paced encode 10.0-12.0 ms, against 13.6 under the load of the earlier runs) and the tool much less.
+- Four runs of this benchmark today with idle CPUs (two with the one-thread trial below): short queries back to
+  back 1.80x-2.10x (10.4-12.2 vs 5.8-6.0 ms), 25 ms apart 1.20x-1.44x (16.4-17.1 vs 11.9-14.2); tracebacks
+  0.76x-0.92x. With the machine idle the floor gets faster (its paced encode 10.0-12.0 ms, against 13.6 under the
+  load of the earlier runs) and the tool much less.
 - Tried and reverted: one torch thread for a short query after an idle gap, in the worker. In-process, 25 ms
   after the last encode, one thread takes 6.7-7.3 ms against 10.5-10.8 with two (after 100 ms: 10.2 vs 11.8),
   but through the worker it changed nothing (60-100 ms apart: 10.4-12.1 ms before, 10.3-11.7 after; this
