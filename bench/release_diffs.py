@@ -18,11 +18,11 @@ def sdist(name: str, version: str) -> Path:
     target = CACHE / "sdists"
     target.mkdir(parents=True, exist_ok=True)
     archive = target / f"{name}-{version}.tar.gz"
-    found = [p for p in target.glob("*.tar.gz") if p.name.lower() == archive.name]
+    found = [p for p in target.glob("*.tar.gz") if p.name.lower() == archive.name.lower()]
     if not found:
         pip = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:"]
         subprocess.run([*pip, f"{name}=={version}", "-d", str(target)], check=True)
-        found = [p for p in target.glob("*.tar.gz") if p.name.lower() == archive.name]
+        found = [p for p in target.glob("*.tar.gz") if p.name.lower() == archive.name.lower()]
     return found[0]
 
 
