@@ -122,7 +122,7 @@ def _temp_file(directory: str) -> tuple[int, str]:
     random names cost 1.5 of the 5.5 ms that staging 262 files takes), never following or reusing what is there
     (a name taken, by a leftover or a planted link, moves on to the next; after a few, `mkstemp` picks one)."""
     for _ in range(_NAMED_TRIES):
-        name = f"{directory}/{_TEMP_PREFIX}{_PID[0]}-{next(_COUNTER)}"
+        name = os.path.join(directory, f"{_TEMP_PREFIX}{_PID[0]}-{next(_COUNTER)}")
         try:
             return os.open(name, _TEMP_FLAGS, 0o600), name
         except FileExistsError:
