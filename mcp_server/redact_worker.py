@@ -28,7 +28,8 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from mcp_server.redact_worker_main import SIZE, read_exact, write_all
+from mcp_server.redact_worker_main import SIZE
+from sandbox.syntax_worker_main import read_exact, write_all
 from skills_store.redact import Redactor
 
 #: Arguments with less text than this are redacted in-process: the round trip costs more than the scan.

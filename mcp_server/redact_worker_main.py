@@ -15,28 +15,10 @@ import os
 import struct
 import sys
 
-from sandbox.syntax_worker_main import background
+from sandbox.syntax_worker_main import background, read_exact, write_all
 from skills_store.redact import Redactor
 
 SIZE = struct.Struct("<I")
-
-
-def read_exact(fd: int, size: int) -> bytes | None:
-    """`size` bytes from a pipe; None at its end (the other side left)."""
-    chunks: list[bytes] = []
-    while size:
-        chunk = os.read(fd, min(size, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
-
-
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def serve(spec: str) -> None:

@@ -18,15 +18,24 @@ _BOM = b"\xef\xbb\xbf"
 
 
 def read_exact(fd: int, size: int) -> bytes | None:
-    """`size` bytes from a pipe; None at its end (the other side left)."""
+    """`size` bytes from a pipe; None at its end (the other side left). Read in pieces of at most 1 MB, so a garbled
+    length never asks for one huge buffer. The workers' frames are read with it (this one's, the redaction
+    worker's)."""
     chunks: list[bytes] = []
     while size:
-        chunk = os.read(fd, size)
+        chunk = os.read(fd, min(size, 1 << 20))
         if not chunk:
             return None
         chunks.append(chunk)
         size -= len(chunk)
     return b"".join(chunks)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """All of `data` to a pipe (a write may take only part of it)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _lines(source: bytes) -> list[str]:
@@ -69,6 +78,4 @@ def serve(go: str, tickets: str, answers: str, data: str) -> None:
         else:
             return
         payload = marshal.dumps(done)
-        view = memoryview(SIZE.pack(len(payload)) + payload)
-        while view:
-            view = view[os.write(answers_fd, view) :]
+        write_all(answers_fd, SIZE.pack(len(payload)) + payload)

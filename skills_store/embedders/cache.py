@@ -46,13 +46,17 @@ class CachedEmbedder:
         fresh, result = during(texts, work)
         with self._lock:
             self.misses += len(texts)
-            for text, vec in zip(texts, fresh, strict=True):
-                vec.setflags(write=False)
-                self._cache[text] = vec
-                self._cache.move_to_end(text)
-                if len(self._cache) > self._maxsize:
-                    self._cache.popitem(last=False)
+            self._remember(texts, fresh)
         return fresh, result
+
+    def _remember(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Cache each text's (now read-only) vector as the newest entry, dropping the oldest beyond the size."""
+        for text, vec in zip(texts, vectors, strict=True):
+            vec.setflags(write=False)
+            self._cache[text] = vec
+            self._cache.move_to_end(text)
+            if len(self._cache) > self._maxsize:
+                self._cache.popitem(last=False)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out: list[np.ndarray | None] = []
@@ -71,13 +75,9 @@ class CachedEmbedder:
         if missing:
             fresh = self.inner.embed([texts[i] for i in missing])
             with self._lock:
-                for row, i in enumerate(missing):
-                    vec = fresh[row]
-                    vec.setflags(write=False)
-                    out[i] = vec
-                    self._cache[texts[i]] = vec
-                    if len(self._cache) > self._maxsize:
-                        self._cache.popitem(last=False)
+                self._remember([texts[i] for i in missing], fresh)
+            for row, i in enumerate(missing):
+                out[i] = fresh[row]
         if not out:
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack(out).astype(np.float32, copy=False)  # type: ignore[arg-type]
