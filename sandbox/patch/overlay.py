@@ -26,6 +26,8 @@ class Entry:
     text: TextFile | None
     """The planned content; None when the file is (or will be) absent."""
     mode: int | None
+    original: TextFile | None = None
+    """The content on disk before the patch (what a git rename or copy reads, whatever sections before it did)."""
     binary: bool = False
     touched: bool = False
     changed: list[tuple[int, int]] | None = None
@@ -78,6 +80,10 @@ class Overlay:
         """Whether the section being planned names a `.py` file."""
         self.mixed = False
         """A file was looked up by sections of both kinds (planned out of order, the plan could differ)."""
+        self._created: set[str] = set()
+        """The files the patch creates (added, or the targets of renames and copies)."""
+        self._created_dirs: dict[str, str] = {}
+        """The directories above them, each with one of the files below it."""
 
     def entry(self, rel: str) -> Entry:
         path, status = self.jail.lookup(rel)
@@ -99,7 +105,7 @@ class Overlay:
                 text = TextFile.decode(data)
             except BinaryContent:
                 binary = True
-        created = Entry(rel, path, data, mode, stamp, text, mode, binary, first=self.section, python=self.python)
+        created = Entry(rel, path, data, mode, stamp, text, mode, text, binary, first=self.section, python=self.python)
         self.entries[path] = created
         return created
 
@@ -111,9 +117,37 @@ class Overlay:
                 return found
         return None
 
+    def preimage(self, choice: PathChoice) -> Entry | None:
+        """The first reading of the path that names a file on disk before the patch, even one that an earlier
+        section deleted or renamed away (None when none does)."""
+        for rel in _readings(choice):
+            found = self.entry(rel)
+            if found.disk_bytes is not None:
+                return found
+        return None
+
     def new(self, choice: PathChoice) -> Entry:
         """The preferred reading of a path the patch creates."""
         return self.entry(_readings(choice)[0])
+
+    def created(self, rel: str) -> None:
+        """Note that the patch creates `rel` (see `created_clash`)."""
+        self._created.add(rel)
+        parent = rel.rpartition("/")[0]
+        while parent and parent not in self._created_dirs:
+            self._created_dirs[parent] = rel
+            parent = parent.rpartition("/")[0]
+
+    def created_clash(self, rel: str) -> str | None:
+        """A file the patch creates that lies above `rel` or below it, if there is one."""
+        if rel in self._created_dirs:
+            return self._created_dirs[rel]
+        parent = rel.rpartition("/")[0]
+        while parent:
+            if parent in self._created:
+                return parent
+            parent = parent.rpartition("/")[0]
+        return None
 
     def changed(self) -> list[Entry]:
         """The files the patch touches, in the order the patch first names them."""

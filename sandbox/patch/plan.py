@@ -48,6 +48,8 @@ class Planner:
         self.plan = Plan()
         self.positions: tuple[list[int], list[int]] = ([], [])
         """The section of each change and of each warning, to list them in patch order."""
+        self.listed: dict[str, int] = {}
+        """Each file's entry in `plan.changes`."""
 
     def run(self, sections: Iterable[FilePatch]) -> Plan:
         """Plan every section. `sections` may be parsed as they are planned: a parse error still wins over an
@@ -121,6 +123,9 @@ class Planner:
         if section.kind == "add":
             self.add(section)
             return
+        if _reads_preimage(section):
+            self.move_preimage(section)
+            return
         source = self.overlay.existing(section.path)
         if source is None and _creates_from_nothing(section):
             self.add(section)
@@ -166,6 +171,21 @@ class Planner:
                 "apply_patch creates regular files only (modes 100644 and 100755)",
             )
 
+    def move_preimage(self, section: FilePatch) -> None:
+        """A git rename or copy: its source is the file as it was before the patch, whatever the sections before
+        it did to it (git patches do not depend on the order of their sections)."""
+        source = self.overlay.preimage(section.path)
+        if source is None:
+            raise self.fail(
+                section.label(),
+                f"the file to {section.kind} does not exist (patch line {section.patch_line})",
+                "check the `rename from` / `copy from` path against the workspace",
+            )
+        if source.binary or source.original is None:
+            raise self.fail(source.rel, "this is a binary file", "apply_patch changes text files only")
+        outcome = self.hunks(section, source, source.original)
+        self.move(section, source, outcome, preimage=True)
+
     def add(self, section: FilePatch) -> None:
         entry = self.overlay.new(section.path)
         if entry.exists:
@@ -174,13 +194,14 @@ class Planner:
                 f"the patch creates this file but it already exists (patch line {section.patch_line})",
                 "change it with a modifying hunk (`--- a/path` or `*** Update File:`), or delete it first",
             )
-        check_creatable(self.overlay.jail, entry.path, entry.rel)
+        self.check_new_path(entry)
         if any(h.old_lines for h in section.hunks):
             raise self.fail(entry.rel, "a new file's hunks must only add lines", "prefix every line with '+'")
         outcome = self.hunks(section, entry, TextFile())
         entry.text = outcome.text
         entry.mode = _mode(section, DEFAULT_MODE)
         entry.touched = True
+        self.overlay.created(entry.rel)
         self.record(section, entry, "add", outcome, entry.mode)
 
     def delete(self, section: FilePatch, entry: Entry, outcome: FileOutcome) -> None:
@@ -195,20 +216,36 @@ class Planner:
         entry.touched = True
         self.record(section, entry, "delete", outcome, None)
 
-    def move(self, section: FilePatch, source: Entry, outcome: FileOutcome) -> None:
+    def check_new_path(self, entry: Entry) -> None:
+        """A file the patch creates needs a directory to go in: none on disk may be a file, and no file the
+        patch creates may lie above or below it."""
+        check_creatable(self.overlay.jail, entry.path, entry.rel)
+        clash = self.overlay.created_clash(entry.rel)
+        if clash is not None:
+            raise self.fail(
+                entry.rel,
+                f"the patch also creates {clash}: one path cannot be both a file and a directory",
+                "rename one of the two files",
+            )
+
+    def move(self, section: FilePatch, source: Entry, outcome: FileOutcome, *, preimage: bool = False) -> None:
         assert section.new_path is not None
         target = self.overlay.new(section.new_path)
         if target.path == source.path:
             source.record(outcome.text, outcome.changed)
+            source.mode = _mode(section, source.mode)
             self.record(section, source, "modify", outcome, source.mode)
             return
         if target.exists:
             raise self.fail(target.rel, "the patch moves or copies a file here but this file exists", "pick a new path")
-        check_creatable(self.overlay.jail, target.path, target.rel)
+        self.check_new_path(target)
         target.text = outcome.text
-        target.changed = None if source.touched else list(outcome.changed)  # earlier sections' lines are unknown
-        target.mode = _mode(section, source.mode or DEFAULT_MODE)
+        # The lines a section before this one wrote into the source are unknown here (checked whole).
+        target.changed = list(outcome.changed) if preimage or not source.touched else None
+        base_mode = source.disk_mode if preimage else source.mode
+        target.mode = _mode(section, base_mode or DEFAULT_MODE)
         target.touched = True
+        self.overlay.created(target.rel)
         action: FileAction = "add"
         if section.kind == "rename":
             source.text = None
@@ -243,19 +280,44 @@ class Planner:
         shown_mode = None
         if section.new_mode is not None and mode is not None:
             shown_mode = section.new_mode
-        self.positions[0].append(self.overlay.section)
-        self.plan.changes.append(
-            FileChange(
-                path=rel,
-                action=action,
-                hunks=len(matches),
-                offset_lines=offset,
-                fuzzy=weakest not in STRICT_LEVELS,
-                old_path=old_path,
-                match=weakest,
-                mode=shown_mode,
-            )
+        change = FileChange(
+            path=rel,
+            action=action,
+            hunks=len(matches),
+            offset_lines=offset,
+            fuzzy=weakest not in STRICT_LEVELS,
+            old_path=old_path,
+            match=weakest,
+            mode=shown_mode,
         )
+        earlier = self.listed.get(rel)
+        if earlier is not None:  # a second section over the same file: one entry for the file
+            self.plan.changes[earlier] = _combined(self.plan.changes[earlier], change)
+            return
+        self.listed[rel] = len(self.plan.changes)
+        self.positions[0].append(self.overlay.section)
+        self.plan.changes.append(change)
+
+
+def _combined(first: FileChange, then: FileChange) -> FileChange:
+    """One entry for a file that two sections changed: what the patch did to it as a whole (created, deleted,
+    renamed or modified) and every hunk applied to it."""
+    action = first.action
+    if then.action == "delete":
+        action = "delete"
+    elif first.action == "delete":  # deleted, then created again
+        action = "modify"
+    match = max(first.match, then.match, key=MATCH_LEVELS.index)
+    return FileChange(
+        path=first.path,
+        action=action,
+        hunks=first.hunks + then.hunks,
+        offset_lines=max(first.offset_lines, then.offset_lines, key=abs),
+        fuzzy=first.fuzzy or then.fuzzy,
+        old_path=first.old_path or then.old_path,
+        match=match,
+        mode=then.mode or first.mode,
+    )
 
 
 def _first(pair: tuple[int, object]) -> int:
@@ -265,6 +327,11 @@ def _first(pair: tuple[int, object]) -> int:
 def _names_python(section: FilePatch) -> bool:
     names = section.path.candidates + (section.new_path.candidates if section.new_path is not None else [])
     return any(name.endswith(".py") for name in names)
+
+
+def _reads_preimage(section: FilePatch) -> bool:
+    """A git rename or copy section (a Codex move applies in sequence, to the file as the patch left it)."""
+    return section.fmt == "unified" and section.kind in ("rename", "copy")
 
 
 def _creates_from_nothing(section: FilePatch) -> bool:
