@@ -10,10 +10,11 @@ import re
 from collections.abc import Iterator
 
 from sandbox.patch.git_meta import GIT_META, GitMeta, binary_refusal, is_binary_notice, record_meta
-from sandbox.patch.ops import FileKind, FilePatch, Hunk, HunkLine, MalformedPatch
-from sandbox.patch.paths import DEV_NULL, git_header_names, header_name, path_choice
+from sandbox.patch.ops import FileKind, FilePatch, Hunk, HunkLine, MalformedPatch, PathChoice
+from sandbox.patch.paths import DEV_NULL, git_header_names, git_prefixed, header_name, path_choice
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_COMBINED = ("diff --cc ", "diff --combined ")
 
 
 def parse_unified(lines: list[str]) -> list[FilePatch]:
@@ -42,8 +43,11 @@ class _Parser:
         while i < self.n:
             line = self.text(i)
             if line.startswith("diff --git "):
-                section, i = self.git_section(i)
-                yield section
+                git_section, i = self.git_section(i)
+                if git_section is not None:
+                    yield git_section
+            elif line.startswith(_COMBINED):
+                raise _combined_refusal(i + 1)
             elif self.is_plain_header(i):
                 section, i = self.plain_section(i)
                 yield section
@@ -67,7 +71,10 @@ class _Parser:
             return True
         return self.is_plain_header(i) and (i + 2 >= self.n or self.text(i + 2).startswith("@@"))
 
-    def git_section(self, start: int) -> tuple[FilePatch, int]:
+    def git_section(self, start: int) -> tuple[FilePatch | None, int]:
+        """One `diff --git` section, or None (and the next line) for a `diff --git` line that nothing of its
+        section follows: git skips such a line as prose (apply.c `find_header`), so that `---` / `+++` lines after
+        a blank line are read as a section of their own rather than as an empty git section."""
         meta = GitMeta(names=git_header_names(self.text(start)[len("diff --git ") :], start + 1))
         i = start + 1
         old: str | None = None
@@ -88,38 +95,49 @@ class _Parser:
                 have_names = True
                 i += 2
             break
+        if i == start + 1 and not (i < self.n and self.text(i).startswith("@@")):
+            return None, i
         hunks, i = self.read_hunks(i)
         if not have_names and meta.names is not None:
             old, new = meta.names
             old = None if meta.new_file_mode else old
             new = None if meta.deleted else new
-        if not have_names and meta.names is None and meta.rename_from is None and meta.copy_from is None:
+        moved = _moved(meta)
+        if moved is None and old is None and new is None:
             raise MalformedPatch(
                 start + 1, "cannot tell the two file names of this `diff --git` line apart", "add `---` / `+++` lines"
             )
         return self.git_file(meta, old, new, hunks, start), i
 
     def git_file(self, meta: GitMeta, old: str | None, new: str | None, hunks: list[Hunk], start: int) -> FilePatch:
+        moved = _moved(meta)
         kind: FileKind = "modify"
-        if meta.rename_from is not None and meta.rename_to is not None:
-            kind = "rename"
-        elif meta.copy_from is not None and meta.copy_to is not None:
-            kind = "copy"
+        if moved is not None:
+            kind = moved[0]
         elif meta.new_file_mode is not None or (old is None and new is not None):
             kind = "add"
         elif meta.deleted or (new is None and old is not None):
             kind = "delete"
         mode = meta.new_file_mode if kind == "add" else meta.new_mode
-        section = FilePatch(kind, path_choice(old, new, git=True, use_new=kind == "add"), start + 1, "unified", hunks)
+        if moved is not None:
+            # `rename from` / `copy to` names never carry the `a/` `b/` prefixes (git strips one level less from
+            # them, so none at -p1): `rename to b/x.txt` moves the file into a directory named `b`.
+            path, new_path = PathChoice.exact(moved[1]), PathChoice.exact(moved[2])
+        else:
+            prefixed = git_prefixed(meta.names, old, new)
+            path = path_choice(old, new, git=True, use_new=kind == "add", prefixed=prefixed)
+            new_path = None
+        if kind == "modify" and not hunks and (mode is None or mode == meta.old_mode):
+            raise MalformedPatch(
+                start + 1,
+                f"the `diff --git` section for {path.candidates[0]} changes nothing: it has no hunks and no mode "
+                "change, new file, deleted file, rename or copy line (`git apply` refuses it as 'patch with only "
+                "garbage')",
+                "give the section its `---` / `+++` lines and `@@` hunks, or leave it out",
+            )
+        section = FilePatch(kind, path, start + 1, "unified", hunks, new_path=new_path)
         section.new_mode = mode
         section.crlf_informative = self.informative
-        if kind in ("rename", "copy"):
-            source = meta.rename_from if kind == "rename" else meta.copy_from
-            target = meta.rename_to if kind == "rename" else meta.copy_to
-            assert source is not None
-            assert target is not None
-            section.path = path_choice(source, None, git=True, use_new=False)
-            section.new_path = path_choice(None, target, git=True, use_new=True)
         return section
 
     def side_name(self, i: int, skip: int) -> tuple[str | None, bool]:
@@ -142,9 +160,10 @@ class _Parser:
         elif new is None or (new_epoch and hunks and all(not h.new_lines for h in hunks)):
             kind = "delete"
         use_new = kind == "add"
-        section = FilePatch(kind, path_choice(old, new, git=False, use_new=use_new), start + 1, "unified", hunks)
+        path = path_choice(old, new, git=False, use_new=use_new)
         if kind == "modify" and old is not None and new is not None and old != new:
-            section.path.candidates += [c for c in path_choice(old, new, git=False, use_new=True).candidates]
+            path = _either_name(path, path_choice(old, new, git=False, use_new=True))
+        section = FilePatch(kind, path, start + 1, "unified", hunks)
         section.crlf_informative = self.informative
         return section, i
 
@@ -162,6 +181,8 @@ class _Parser:
 
     def read_hunk(self, start: int, number: int) -> tuple[Hunk, int]:
         header = self.text(start)
+        if header.startswith("@@@"):
+            raise _combined_refusal(start + 1)
         match = _HUNK_RE.match(header)
         hunk = Hunk(number, start + 1, header, [])
         end = None if match is None else self.read_counted(start, match, hunk)
@@ -258,6 +279,37 @@ class _Parser:
                     "lost its leading space",
                 )
             j += 1
+
+
+def _moved(meta: GitMeta) -> tuple[FileKind, str, str] | None:
+    """A rename or copy section's kind, source and target (None for any other section)."""
+    if meta.rename_from is not None and meta.rename_to is not None:
+        return "rename", meta.rename_from, meta.rename_to
+    if meta.copy_from is not None and meta.copy_to is not None:
+        return "copy", meta.copy_from, meta.copy_to
+    return None
+
+
+def _either_name(old: PathChoice, new: PathChoice) -> PathChoice:
+    """The file a traditional (`diff -u`) modification names when its `---` and `+++` names differ.
+
+    git's rule (apply.c `find_name_common`): when one name is the other with something tacked on the end
+    (`x.py.orig`, `x.py~`, `x.py.new`), the shorter is the file, so `diff -u x.py.orig x.py` patches `x.py` and
+    not its backup; otherwise the `---` name. The other name stays a fallback for when the preferred one names
+    no existing file (git would refuse; GNU patch also looks for whichever exists).
+    """
+    first, second = old.candidates[0], new.candidates[0]
+    if len(second) < len(first) and first.startswith(second):
+        old, new = new, old
+    return PathChoice(old.written, old.candidates + [c for c in new.candidates if c not in old.candidates])
+
+
+def _combined_refusal(line: int) -> MalformedPatch:
+    return MalformedPatch(
+        line,
+        "combined diffs (merge commits) are not supported: this `diff --cc` / `@@@` hunk compares several parents",
+        "diff against one parent: `git diff <commit>^1 <commit>` gives an ordinary diff of the merge",
+    )
 
 
 _new_line = tuple.__new__  # builds a HunkLine without the NamedTuple's Python-level __new__ (parsing hot path)

@@ -37,14 +37,18 @@ def unquote_c(text: str, line: int) -> tuple[str, str]:
 
 
 def header_name(rest: str, line: int) -> tuple[str, bool]:
-    """The file name of a `---` or `+++` line (after the marker) and whether its timestamp is the epoch."""
+    """The file name of a `---` or `+++` line (after the marker) and whether its timestamp is the epoch.
+
+    A tab ends the name and everything before it is the name, trailing spaces included: git writes `+++ b/x \t`
+    for a file named `x ` precisely so that the space survives (apply.c stops a name at the tab only).
+    """
     rest = rest.rstrip("\r")
     if rest.startswith('"'):
         name, tail = unquote_c(rest, line)
         return name, _is_epoch(tail.strip())
     if "\t" in rest:
         name, _, stamp = rest.partition("\t")
-        return name.rstrip(), _is_epoch(stamp.strip())
+        return name, _is_epoch(stamp.strip())
     stamp_match = _SPACE_TIMESTAMP_RE.search(rest)
     if stamp_match:
         return rest[: stamp_match.start()], _is_epoch(stamp_match.group(0).strip())
@@ -83,16 +87,20 @@ def _strip_one(name: str) -> str:
     return name.split("/", 1)[1] if "/" in name else name
 
 
-def path_choice(old: str | None, new: str | None, *, git: bool, use_new: bool) -> PathChoice:
+def path_choice(
+    old: str | None, new: str | None, *, git: bool, use_new: bool, prefixed: bool | None = None
+) -> PathChoice:
     """The path one side of a section names, with strip levels 0 and 1 ordered by how the patch looks.
 
     Level 1 (drop the first directory) is preferred for git diffs with `a/` `b/` prefixes and for `diff -ruN` of two
     trees (the first directories differ); level 0 otherwise. The planner falls back to the other level when only it
-    names an existing file.
+    names an existing file. `prefixed` is the caller's verdict on the `a/` `b/` prefixes when it knows better than
+    `old` and `new` can tell (see `git_prefixed`).
     """
     name = new if use_new else old
     assert name is not None
-    prefixed = _has_git_prefixes(old, new)
+    if prefixed is None:
+        prefixed = _has_git_prefixes(old, new)
     if git and not prefixed:
         return PathChoice(name, [name])
     level0, level1 = name, _strip_one(name) if "/" in name else None
@@ -101,6 +109,18 @@ def path_choice(old: str | None, new: str | None, *, git: bool, use_new: bool) -
     two_trees = bool(old and new and "/" in old and "/" in new and old.split("/")[0] != new.split("/")[0])
     prefer_one = prefixed or two_trees
     return PathChoice(name, [level1, level0] if prefer_one else [level0, level1])
+
+
+def git_prefixed(names: tuple[str, str] | None, old: str | None, new: str | None) -> bool:
+    """Whether a `diff --git` section's names carry `a/` `b/` prefixes (else it is `--no-prefix` output).
+
+    The `---` / `+++` pair decides when both lines name a file. When one of them is /dev/null, one name cannot tell
+    a prefix from a directory (`git diff --no-prefix` adding `b/new.txt` writes `+++ b/new.txt`), so the two names
+    of the `diff --git` line decide: git writes them as `a/...` and `b/...` exactly when it prefixes.
+    """
+    if names is None or (old is not None and new is not None):
+        return _has_git_prefixes(old, new)
+    return names[0].startswith("a/") and names[1].startswith("b/")
 
 
 def _has_git_prefixes(old: str | None, new: str | None) -> bool:
