@@ -228,10 +228,8 @@ class DockerSandbox:
                 return self.run(command, cwd=cwd, timeout=timeout, env=env, scratch=fresh)
         import docker
 
-        host = {**os.environ, "PATH": DEFAULT_PATH}
-        run_env = sandbox_env(scratch, scrub_env(host, env, hidden=self.hidden))
         argv = ["timeout", "-s", "KILL", f"{timeout:g}", *command]
-        environment = [f"{k}={v}" for k, v in run_env.items()]
+        environment = [f"{k}={v}" for k, v in self.exec_env(env, scratch).items()]
         for attempt in range(2):
             container = self._container or self.container()
             try:
@@ -242,6 +240,13 @@ class DockerSandbox:
                 if attempt:
                     raise BackendUnavailable(f"the sandbox container cannot run commands: {exc}") from exc
         return self._follow(exec_id["Id"], timeout)
+
+    def exec_env(self, env: Mapping[str, str] | None, scratch: Path) -> dict[str, str]:
+        """The environment of a command in the container: the scrubbed host variables with the container's own
+        PATH, `env`'s PATH in front of it (the test interpreter's dir is among the read-only mounts), HOME and
+        TMPDIR in `scratch`."""
+        host = {**os.environ, "PATH": DEFAULT_PATH}
+        return sandbox_env(scratch, scrub_env(host, env, hidden=self.hidden))
 
     def _follow(self, exec_id: str, timeout: float) -> ExecResult:
         import docker

@@ -3,6 +3,11 @@
 The junit report (family `xunit1`, so that each case carries its file) gives outcomes, durations and messages.
 Its (classname, name) pairs are mapped back to exact node ids with the short summary lines (`PASSED id`, `FAILED id
 - message`, `XPASS id`...), which also tell an xpass from a pass (junit writes both as a plain case).
+
+pytest reports a test more than once when its teardown fails after its own outcome (junit writes a second case, or an
+`<error>` in the case of a passing test; the summary a second line). Each test is listed once, with the worst of its
+outcomes and the teardown error noted in its message; `ParsedReport.outcomes` keeps every outcome, so that the counts
+can be pytest's own (the test's outcome, plus one `error` per failed teardown).
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from sandbox.testing.models import Outcome, TestCase
+from sandbox.testing.models import OUTCOME_ORDER, Outcome, TestCase
 
 #: The pytest options that make the reports parsed here (added to the default command).
 PYTEST_REPORT_ARGS = ("-rfEsxXp", "-o", "junit_family=xunit1")
@@ -30,6 +35,9 @@ _SUMMARY_OUTCOME: dict[str, Outcome] = {
 _TOTALS_RE = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b")
 _CRASH_LINE_RE = re.compile(r"^\S.*:\d+: (\w[\w.]*)$")
 _PHASE_RE = re.compile(r'^failed on (?:setup|teardown|call) with "(.*)"$')
+_TEARDOWN_PREFIX = "failed on teardown with "
+#: `XFAIL at teardown of ID`: an xfail-marked test's setup or teardown raised (pytest counts it as an xfail).
+_XFAIL_PHASE_RE = re.compile(r"^at (setup|teardown) of (\S.*)$")
 _COLLECTION_PREFIX = "collection failed: "
 #: Largest junit report that is parsed (a suite of 100,000 tests writes about 20 MiB).
 MAX_REPORT_BYTES = 64 * 1024 * 1024
@@ -46,6 +54,34 @@ class ParsedReport(BaseModel):
     """Skips the short summary counts without naming the test (`SKIPPED [2] path:line: reason`)."""
     problem: str | None = None
     """Why a report that exists was not read (too big, not a regular file, not XML)."""
+    outcomes: dict[str, list[Outcome]] = Field(default_factory=dict)
+    """Every outcome pytest reported, its own first, for each test it reported more than once (an error or an xfail
+    in its teardown after its own outcome); keyed by node id. Tests reported once are not in it."""
+
+    def outcomes_of(self, case: TestCase) -> list[Outcome]:
+        """What pytest reported for `case`: its own outcome, then those of a failed teardown."""
+        return self.outcomes.get(case.id) or [case.outcome]
+
+
+class _Part(BaseModel):
+    """One report pytest made of a test: a junit `<failure>`/`<error>`/`<skipped>`, or one short summary line."""
+
+    outcome: Outcome
+    teardown: bool = False
+    head: str = ""
+    """The crash line (junit's `message`, or the text after ` - ` in the summary)."""
+    text: str = ""
+    """The traceback (junit only)."""
+
+    def render(self, limit: int) -> str | None:
+        if not self.head and not self.text:
+            return None
+        if self.outcome in ("skipped", "xfailed"):
+            return _trim(self.head or self.text, limit) or None
+        head = self.head
+        if self.teardown and not head.startswith(_TEARDOWN_PREFIX):
+            head = f'{_TEARDOWN_PREFIX}"{head}"'
+        return _message(head, self.text, limit)
 
 
 def parse_junit(path: Path, message_chars: int = 1500, max_bytes: int = MAX_REPORT_BYTES) -> ParsedReport:
@@ -71,60 +107,107 @@ def parse_junit(path: Path, message_chars: int = 1500, max_bytes: int = MAX_REPO
         except ET.ParseError as exc:
             return ParsedReport(problem=f"the junit report is not valid XML ({exc})")
     report = ParsedReport(found=True)
+    parts: dict[str, list[_Part]] = {}
+    durations: dict[str, float] = {}
     for case in root.iter("testcase"):
         file = case.get("file") or ""
         classname, name = case.get("classname") or "", case.get("name") or ""
         node_id = junit_node_id(file, classname, name)
-        outcome: Outcome = "passed"
-        message: str | None = None
+        found = parts.setdefault(node_id, [])
+        durations[node_id] = durations.get(node_id, 0.0) + _float(case.get("time"))
         for child in case:
-            text = (child.text or "").strip()
-            if child.tag == "failure" and outcome != "error":
-                outcome, message = "failed", _message(child.get("message") or "", text, message_chars)
+            head, text = (child.get("message") or "").strip(), (child.text or "").strip()
+            if child.tag == "failure":
+                found.append(_Part(outcome="failed", head=head, text=text))
             elif child.tag == "error":
-                outcome, message = "error", _message(child.get("message") or "", text, message_chars)
-                if (child.get("message") or "") == "collection failure":
+                found.append(_Part(outcome="error", teardown=head.startswith(_TEARDOWN_PREFIX), head=head, text=text))
+                if head == "collection failure":
                     report.collection_errors += 1
-            elif child.tag == "skipped" and outcome == "passed":
-                xfail = child.get("type") == "pytest.xfail"
-                outcome = "xfailed" if xfail else "skipped"
-                message = _trim(child.get("message") or text, message_chars) or None
-        report.tests.append(TestCase(id=node_id, outcome=outcome, duration_s=_float(case.get("time")), message=message))
+            elif child.tag == "skipped":
+                outcome: Outcome = "xfailed" if child.get("type") == "pytest.xfail" else "skipped"
+                found.append(_Part(outcome=outcome, head=head, text=text))
+    for node_id, found in parts.items():
+        _add_test(report, node_id, found, message_chars, round(durations[node_id], 4))
     return report
 
 
 def parse_summary(output: str, message_chars: int = 1500) -> ParsedReport:
     """Parse the short test summary (`-r` lines) of pytest's terminal output."""
     report = ParsedReport()
+    parts: dict[str, list[_Part]] = {}
     for line in output.splitlines():
         match = _SUMMARY_RE.match(line.rstrip())
         if match:
             label, node_id, message = match.groups()
             report.found = True
-            text = _trim(message or "", message_chars) or None
-            report.tests.append(TestCase(id=node_id, outcome=_SUMMARY_OUTCOME[label], message=text))
+            phase = _XFAIL_PHASE_RE.match(node_id) if label == "XFAIL" else None
+            if phase:
+                node_id = phase.group(2)
+            teardown = bool(phase and phase.group(1) == "teardown")
+            part = _Part(outcome=_SUMMARY_OUTCOME[label], teardown=teardown, head=(message or "").strip())
+            parts.setdefault(node_id, []).append(part)
             if label == "ERROR" and "::" not in node_id:
                 report.collection_errors += 1
         elif line.startswith("SKIPPED ["):
             report.found = True
             count = re.match(r"SKIPPED \[(\d+)\]", line)
             report.skipped_without_id += int(count.group(1)) if count else 1
+    for node_id, found in parts.items():
+        _add_test(report, node_id, found, message_chars)
     return report
 
 
+def _add_test(report: ParsedReport, node_id: str, parts: list[_Part], limit: int, duration: float = 0.0) -> None:
+    """List a test once, with the worst of its outcomes, and keep them all in `report.outcomes` when there are several.
+
+    Its own outcome is its first report that is not a teardown's and not an error, else its first error (setup),
+    else `passed` (only a teardown failed). A summary `ERROR` line does not say its phase: next to another outcome of
+    the same test it is the teardown's. The message is that of the failure or error, the others' first lines after it.
+    """
+    own = next((p for p in parts if not p.teardown and p.outcome != "error"), None)
+    own = own or next((p for p in parts if not p.teardown), None)
+    rest = [p for p in parts if p is not own]
+    if own is not None and own.outcome != "error":
+        rest = [p.model_copy(update={"teardown": True}) if p.outcome == "error" else p for p in rest]
+    outcomes: list[Outcome] = [own.outcome if own else "passed", *(p.outcome for p in rest)]
+    troubles = [p for p in rest if p.outcome in ("failed", "error")]
+    main = own if own is not None and (own.outcome in ("failed", "error") or not troubles) else None
+    main = main or (troubles.pop(0) if troubles else None)
+    notes = [text.splitlines()[0] for p in troubles if (text := p.render(limit))]
+    note = _trim("\n".join(notes), limit // 3) if notes else ""
+    message = main.render(limit - len(note) - 1 if note else limit) if main else None
+    if note:
+        message = f"{message}\n{note}" if message else note
+    report.tests.append(TestCase(id=node_id, outcome=_worst(outcomes), duration_s=duration, message=message))
+    if len(outcomes) > 1:
+        report.outcomes[node_id] = outcomes
+
+
 def merge_reports(junit: ParsedReport, summary: ParsedReport) -> ParsedReport:
-    """The junit tests, with exact node ids and xpasses from the summary; the summary alone when junit is missing."""
+    """The junit tests, with exact node ids and xpasses from the summary; the summary alone when junit is missing.
+
+    junit writes a non-strict xpass as a plain pass, and one whose teardown then failed under the xfail mark as an
+    xfail only; the summary's `XPASS` line (and `XFAIL at teardown of`) say which it was.
+    """
     if not junit.found:
         return summary
     by_address = {mangle(t.id): t for t in summary.tests}
     merged: list[TestCase] = []
+    outcomes: dict[str, list[Outcome]] = {}
     for case in junit.tests:
+        found = junit.outcomes_of(case)
         known = by_address.get(mangle(case.id))
         if known is not None:
-            outcome = "xpassed" if known.outcome == "xpassed" and case.outcome == "passed" else case.outcome
-            case = case.model_copy(update={"id": known.id, "outcome": outcome})
+            told = summary.outcomes_of(known)
+            if told[0] == "xpassed" and found[0] == "passed":
+                found = ["xpassed", *found[1:]]
+            elif told[0] == "xpassed" and found[0] == "xfailed" and len(told) > len(found):
+                found = told
+            case = case.model_copy(update={"id": known.id, "outcome": _worst(found)})
+        if len(found) > 1:
+            outcomes[case.id] = found
         merged.append(case)
-    return junit.model_copy(update={"tests": merged})
+    return junit.model_copy(update={"tests": merged, "outcomes": outcomes})
 
 
 def junit_node_id(file: str, classname: str, name: str) -> str:
@@ -192,6 +275,11 @@ def _message(message: str, text: str, limit: int) -> str:
         return _trim(head, limit)
     tail = text if len(text) <= room else "..." + text[len(text) - room + 3 :]
     return f"{head}\n{tail}"
+
+
+def _worst(outcomes: list[Outcome]) -> Outcome:
+    """The outcome that needs attention first (`OUTCOME_ORDER`): a failure, then an error, ..."""
+    return min(outcomes, key=lambda outcome: OUTCOME_ORDER.get(outcome, 9))
 
 
 def _trim(text: str, limit: int) -> str:

@@ -3,7 +3,9 @@
 - `syntax`: the share of changed Python files that compile (changed = differs from git HEAD, or untracked; every
   `.py` file when the workspace is not a git repo with a commit). 1.0 when no Python file changed.
 - `runtime`: 1.0 when the suite ran (no collection error, no timeout, a usable report), else 0.0.
-- `pass_rate`: (passed + xpassed) / (passed + xpassed + failed + errors); skips and xfails count for nothing.
+- `pass_rate`: (passed + xpassed) / (passed + xpassed + failed + errors) over the tests, each counted once by its
+  listed outcome; skips and xfails count for nothing. A test whose teardown failed is an error here, although
+  pytest's counts (and the result's) have it both as passed (or failed) and as an error: it does not pass.
 
 The value is the weighted sum, and 0 when the run is invalid (status `error`, `timeout` or `no_tests`): a run that
 proves nothing earns nothing, but its components are still returned so the agent sees what went wrong.

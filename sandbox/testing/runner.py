@@ -29,7 +29,7 @@ from sandbox.testing.results import (
     summary_totals,
 )
 from sandbox.testing.reward import SyntaxReport, check_syntax, compute_reward, pass_rate
-from sandbox.testing.status import count_outcomes, decide_status, order_tests, output_tail
+from sandbox.testing.status import count_outcomes, decide_status, order_tests, output_tail, per_test_counts
 
 __all__ = ["Reward", "RunnerConfig", "TestCase", "TestRunResult", "failure_queries", "run_tests"]
 
@@ -69,7 +69,8 @@ def run_tests(
         with sandbox.scratch() as scratch:
             junit_path = scratch / "junit.xml"
             argv, shown = _command(interpreter, command, entries, junit_path)
-            run = sandbox.run(argv, cwd=ws, timeout=timeout_s, env=_venv_env(ws), scratch=scratch)
+            env = run_env(ws, interpreter if command is not None else None)
+            run = sandbox.run(argv, cwd=ws, timeout=timeout_s, env=env, scratch=scratch)
             junit = parse_junit(junit_path, config.message_chars) if command is None else ParsedReport()
         warnings = sandbox.warnings
         name = sandbox.name
@@ -126,11 +127,25 @@ def _command(
     return argv, shlex.join(argv)
 
 
-def _venv_env(ws: Path) -> dict[str, str]:
+def run_env(ws: Path, interpreter: Interpreter | None = None) -> dict[str, str]:
+    """What the run adds to the sandbox's environment: the workspace's `.venv/bin` first on PATH (and VIRTUAL_ENV),
+    then the directory of `interpreter` (given in `command` mode).
+
+    A command's `pytest`, `python` and `python -m pytest` are then the default command's interpreter (its venv's
+    `bin` when it is a venv), not whatever the sandbox's PATH finds: under bubblewrap or docker the operator's
+    shims (pyenv, a `--user` install) lie under a HOME the sandbox does not show.
+    """
+    dirs: list[str] = []
+    env: dict[str, str] = {}
     venv = ws / ".venv"
     if (venv / "bin").is_dir():
-        return {"PATH": str(venv / "bin"), "VIRTUAL_ENV": str(venv)}
-    return {}
+        dirs.append(str(venv / "bin"))
+        env["VIRTUAL_ENV"] = str(venv)
+    if interpreter is not None and str(interpreter.path.parent) not in dirs:
+        dirs.append(str(interpreter.path.parent))
+    if dirs:
+        env["PATH"] = ":".join(dirs)
+    return env
 
 
 def _assemble(
@@ -156,7 +171,8 @@ def _assemble(
     if command_mode and counts["total"] == 0:
         rate = 1.0 if run.exit_code == 0 else 0.0
     else:
-        rate = pass_rate(counts["passed"], counts["failed"], counts["errors"], counts["xpassed"])
+        once = per_test_counts(report, counts)  # a test whose teardown failed does not pass
+        rate = pass_rate(once["passed"], once["failed"], once["errors"], once["xpassed"])
     reward = compute_reward(
         syntax=syntax.score,
         ran=valid and not run.timed_out and report.collection_errors == 0,

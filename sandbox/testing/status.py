@@ -34,18 +34,35 @@ _COUNT_FIELDS = {
 def count_outcomes(report: ParsedReport, totals: dict[str, int] | None = None) -> dict[str, int]:
     """The result's count fields (`total`, `passed`, `failed`, `errors`...) for the tests of `report`.
 
-    `totals` (pytest's final line, see `summary_totals`) are used instead when they count more tests: a runner
-    started through `command` without `-r` prints no per-test lines, only that line.
+    The outcome counts are pytest's own: a test whose teardown failed counts with its own outcome and once more as
+    an error (`ParsedReport.outcomes`). `total` is the number of tests, one per node id (as listed in `tests`), so the
+    outcome counts can add up to more. `totals` (pytest's final line, see `summary_totals`) are used instead when
+    they count more: a runner started through `command` without `-r` prints no per-test lines, only that line.
     """
-    tally = Counter(str(case.outcome) for case in report.tests)
+    tally = Counter(str(outcome) for case in report.tests for outcome in report.outcomes_of(case))
     counts = {field: tally.get(outcome, 0) for outcome, field in _COUNT_FIELDS.items()}
     counts["skipped"] += report.skipped_without_id
+    tests = len(report.tests) + report.skipped_without_id
     if totals:
         from_line = {field: totals.get(field, 0) for field in _COUNT_FIELDS.values()}
         if sum(from_line.values()) > sum(counts.values()):
-            counts = from_line
-    counts["total"] = sum(counts.values())
+            teardowns = sum(counts.values()) - tests  # the line counts the failed teardowns the report names too
+            counts, tests = from_line, sum(from_line.values()) - teardowns
+    counts["total"] = tests
     return counts
+
+
+def per_test_counts(report: ParsedReport, counts: dict[str, int]) -> dict[str, int]:
+    """`counts` with every test counted once, by its listed (worst) outcome: a passing test whose teardown failed
+    is an error here, not a pass and an error. The reward's pass rate is taken from these."""
+    once = dict(counts)
+    for case in report.tests:
+        outcomes = report.outcomes_of(case)
+        if len(outcomes) > 1:
+            for outcome in outcomes:
+                once[_COUNT_FIELDS[outcome]] -= 1
+            once[_COUNT_FIELDS[case.outcome]] += 1
+    return {field: max(count, 0) for field, count in once.items()}
 
 
 def decide_status(
