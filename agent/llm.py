@@ -25,7 +25,8 @@ from skills_store.errors import ConfigError
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
-PROVIDERS = ("openai", "openai-chat", "openai-responses", "anthropic")
+#: Every provider prefix a model string may start with: what `split_spec` accepts and its refusal lists.
+PROVIDERS = ("openai", "openai-chat", "openai-responses", "anthropic", "local")
 #: Placeholder key for gateways that need none (the OpenAI client refuses an empty key).
 NO_KEY = "not-needed"
 
@@ -69,11 +70,11 @@ def _base_url(env: Mapping[str, str], variable: str) -> str | None:
 
 def resolve_model(spec: str, env: Mapping[str, str]) -> Model:
     """The pydantic-ai model for `spec` (see the module doc). Makes no request."""
-    if spec.strip().startswith("local:"):
+    provider, name = split_spec(spec, env)
+    if provider == "local":
         from agent.local.model import local_model
 
-        return local_model(spec.strip().removeprefix("local:"), env)
-    provider, name = split_spec(spec, env)
+        return local_model(name, env)
     if provider in ("openai", "openai-chat", "openai-responses"):
         from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
         from pydantic_ai.providers.openai import OpenAIProvider

@@ -49,6 +49,8 @@ from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, utc
 from skills_store.protocols import TrajectoryStore
 from skills_store.redact import Redactor
 from skills_store.trajectories.closing import close_with_inferred_outcome
+from skills_store.trajectories.schema import prepare_steps
+from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 log = logging.getLogger(__name__)
 
@@ -331,12 +333,25 @@ class SessionCapture:
         """
         if len(steps) > MAX_STEPS_PER_CALL:
             raise InvalidInput(f"{len(steps)} steps in one call: {BATCH_ADVICE}")
+        red = self.redactor
         only_closing = final and not steps and not task and not used_skills
+        creates = trajectory_id is None and session_identity(ctx).key not in self._sessions
+
+        def redacted() -> list[Step]:
+            clean = [self._redacted_step(s) for s in steps]
+            if used_skills:
+                clean.append(used_skills_step(red, list(dict.fromkeys(used_skills))))
+            return clean
+
+        early: list[Step] | None = None
+        if creates and (steps or used_skills):
+            # This call creates the session's trajectory: a step the store would refuse is refused first, so that
+            # the refusal leaves nothing behind, not even an empty trajectory.
+            early = await anyio.to_thread.run_sync(lambda: self._check_storable(redacted()))
         target = await self._target(ctx, trajectory_id, only_closing=only_closing)
         if isinstance(target, RecordResult):
             return target
         tid = target
-        red = self.redactor
 
         def work() -> RecordResult:
             current = self.store.get(tid, with_steps=False)
@@ -344,18 +359,7 @@ class SessionCapture:
                 raise InvalidInput(
                     f"trajectory {tid!r} is closed and cannot be written to; omit trajectory_id to start a new one"
                 )
-            clean = [
-                s.model_copy(
-                    update={
-                        "content": red.redact_text(s.content),
-                        "args": red.redact(s.args),
-                        "result": red.redact(s.result),
-                    }
-                )
-                for s in steps
-            ]
-            if used_skills:
-                clean.append(used_skills_step(red, list(dict.fromkeys(used_skills))))
+            clean = early if early is not None else redacted()
             total = self.store.append(tid, clean) if clean else self.store.step_count(tid)
             clean_task = red.redact_text(task) if task else None
             if clean_task or (outcome and not final):
@@ -371,6 +375,28 @@ class SessionCapture:
             self._remember_closed(key if key is not None else session_identity(ctx).key, tid)
             self._notify_closed([tid])
         return result
+
+    def _redacted_step(self, step: Step) -> Step:
+        """An agent's step as it is stored: every text redacted, the tool's name and the keys of args and result
+        included (an agent can put anything there)."""
+        red = self.redactor
+        return step.model_copy(
+            update={
+                "content": red.redact_text(step.content),
+                "tool": red.redact_text(step.tool) if step.tool else step.tool,
+                "args": red.redact(step.args),
+                "result": red.redact(step.result),
+            }
+        )
+
+    def _check_storable(self, steps: list[Step]) -> list[Step]:
+        """`steps`, or `InvalidInput` (in the store's own words) when the store would refuse one, raised before
+        anything is created for them. Only the SQLite store's limits are known here; another store refuses on
+        append."""
+        if isinstance(self.store, SQLiteTrajectoryStore):
+            limits = self.store.config
+            prepare_steps(steps, max_step_bytes=limits.max_step_bytes, max_text_chars=limits.max_text_chars)
+        return steps
 
     # -- on_close callbacks and shutdown ---------------------------------------------------------------------
 

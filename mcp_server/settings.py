@@ -21,6 +21,32 @@ def default_home() -> Path:
     return Path(user_data_dir("skillbank", appauthor=False))
 
 
+EMBEDDER_FORMS = "'minilm', 'sentence-transformers:<model name or path>', 'hash' or 'hash:<dimension, at least 8>'"
+
+
+def check_embedder(spec: str) -> None:
+    """Refuse (`ValueError`) an embedder spec the factory (`skills_store.embedders.specs.build_inner`) would refuse
+    when the first search builds it, so that `serve` stops at start-up instead. Loads no model."""
+    if spec == "minilm":
+        return
+    if spec.startswith("sentence-transformers:"):
+        if spec.partition(":")[2].strip():
+            return
+        raise ValueError(f"embedder {spec!r} names no model: write sentence-transformers:<model name or path>")
+    if spec == "hash" or spec.startswith("hash:"):
+        from skills_store.embedders.specs import build_inner
+        from skills_store.errors import ConfigError
+
+        try:
+            build_inner(spec)  # the hash embedder is a few numbers: building it is the exact check
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        except ValueError as exc:
+            raise ValueError(f"bad embedder {spec!r}: the hash {exc} (hash:384)") from None
+        return
+    raise ValueError(f"unknown embedder {spec!r}: use {EMBEDDER_FORMS}")
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SKILLBANK_", extra="ignore")
 
@@ -60,6 +86,12 @@ class Settings(BaseSettings):
     prune_unused_days: int = Field(default=90, ge=1)
     """`skills prune` removes skills under 0.5 confidence not used for this many days."""
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+
+    @field_validator("embedder")
+    @classmethod
+    def _check_embedder(cls, value: str) -> str:
+        check_embedder(value)  # raises ValueError saying what to use
+        return value
 
     @field_validator("reward_weights")
     @classmethod

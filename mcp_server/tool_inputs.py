@@ -7,20 +7,29 @@ published schema says `additionalProperties: false`, and the SDK refuses extras 
 `input_guard`, a middleware, rewords each such refusal: it names the argument, says what was wrong and what to
 send instead. A tool can add advice for one argument and error type (`record_trajectory`'s step
 limit says how to batch). A refused call changes nothing and is not captured: the tool never ran.
+
+Values are taken as the JSON types the schema names, not converted the way pydantic's lax mode would: a boolean
+is only `true` or `false` (not `"yes"`, `"off"`, `1`), an integer or a number is never a boolean (`true` is not
+`1`) nor a string (`"30"` is refused too: the schema says integer, `run_tests`' own check refuses strings, and
+the refusal says what to send). An integer may be written `5.0` (JSON Schema counts it as one). The SDK's one
+deliberate conversion stays: a list or an object sent as a JSON string (`"[\"a\"]"`) is parsed first
+(`FuncMetadata.pre_parse_json`, for clients that stringify them). Nested models (`record_trajectory`'s steps)
+follow the same rule and still validate from plain objects; their other fields (a step's `ts`) are unchanged.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver.tools.base import Tool
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp_types import CallToolResult, TextContent
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Strict, ValidationError, field_validator
+from typing_inspection.introspection import is_union_origin
 
 #: (argument, pydantic error type) -> what to do instead; replaces the generic hint for that case.
 Advice = Mapping[tuple[str, str], str]
@@ -40,16 +49,79 @@ def closest(name: str, known: Iterable[str]) -> str | None:
 
 
 def make_strict(tool: Tool) -> Tool:
-    """Forbid unknown arguments in `tool`'s argument model and in the schema clients see."""
+    """Forbid unknown arguments in `tool`'s argument model and in the schema clients see, and take every value as
+    the JSON type its schema names (see the module doc). The published schema does not change."""
     base = tool.fn_metadata.arg_model
-    strict: type[ArgModelBase] = type(  # a subclass: the SDK's model_dump_one_level is kept
-        base.__name__,
-        (base,),
-        {"model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True), "__module__": base.__module__},
-    )
+    # A subclass: the SDK's model_dump_one_level is kept.
+    strict = exact_model(base, ConfigDict(extra="forbid", arbitrary_types_allowed=True))
     tool.fn_metadata.arg_model = strict
     tool.parameters = strict.model_json_schema(by_alias=True)
     return tool
+
+
+def exact_model(model: type[Any], config: ConfigDict | None = None, _done: dict[type, type] | None = None) -> Any:
+    """A subclass of `model` (same name, fields, schema) whose booleans, integers and numbers are strict: a boolean
+    is only true/false, an integer or a number never a boolean nor a string. Nested models get the same treatment;
+    every other field is as it was (a step's `ts` still parses from a string). `config` is merged into the
+    subclass's; `model` itself is returned when it has nothing to tighten and no `config` is given."""
+    done = {} if _done is None else _done
+    if model in done:
+        return done[model]
+    done[model] = model  # a model nested in itself keeps itself there (none of the tools has one)
+    annotations: dict[str, Any] = {}
+    namespace: dict[str, Any] = {"__module__": model.__module__, "__doc__": model.__doc__}
+    whole: list[str] = []
+    for name, info in model.model_fields.items():
+        tight = _exact_type(info.annotation, done)
+        if tight is not info.annotation:
+            annotations[name] = tight
+            namespace[name] = copy.copy(info)
+        if _strip_optional(info.annotation) is int:
+            whole.append(name)
+    if not annotations and config is None:
+        return model
+    if whole:  # 5.0 is an integer to JSON Schema (and to the lax model before): it stays accepted as 5
+        namespace["exact_json_whole_floats"] = field_validator(*whole, mode="before")(_whole_float)
+    if config is not None:
+        namespace["model_config"] = config
+    namespace["__annotations__"] = annotations
+    exact = type(model.__name__, (model,), namespace)
+    done[model] = exact
+    return exact
+
+
+def _exact_type(tp: Any, done: dict[type, type]) -> Any:
+    """`tp` with `bool`, `int` and `float` made strict and models made exact, at any depth; `tp` itself if unchanged."""
+    if tp is bool or tp is int or tp is float:
+        return Annotated[tp, Strict()]
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return exact_model(tp, None, done)
+    origin = get_origin(tp)
+    if origin is None or origin is Literal:
+        return tp
+    args = get_args(tp)
+    if origin is Annotated:
+        inner = _exact_type(args[0], done)
+        return tp if inner is args[0] else Annotated[(inner, *tp.__metadata__)]
+    tight = tuple(_exact_type(arg, done) for arg in args)
+    if all(new is old for new, old in zip(tight, args, strict=True)):
+        return tp
+    if is_union_origin(origin):
+        return Union[tight]  # noqa: UP007 - a union of a runtime tuple has no `|` spelling
+    return origin[tight]
+
+
+def _strip_optional(tp: Any) -> Any:
+    while get_origin(tp) is Annotated:
+        tp = get_args(tp)[0]
+    if is_union_origin(get_origin(tp)):
+        arms = [arm for arm in get_args(tp) if arm is not type(None)]
+        return _strip_optional(arms[0]) if len(arms) == 1 else tp
+    return tp
+
+
+def _whole_float(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def _where(loc: tuple[int | str, ...]) -> str:
@@ -71,6 +143,8 @@ def _expected(schema: Mapping[str, Any]) -> str:
         elif option.get("type") == "array":
             item = option.get("items", {}).get("type") or "item"
             kinds.append(f"a list of {item}s")
+        elif option.get("type") == "boolean":
+            kinds.append("true or false")
         elif option.get("type"):
             kind = option["type"]
             kinds.append("null" if kind == "null" else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}")
@@ -88,24 +162,35 @@ def _expected(schema: Mapping[str, Any]) -> str:
     return phrase
 
 
-def _field_names(tool: Tool, loc: tuple[int | str, ...]) -> list[str]:
-    """The field names allowed where an unknown key was found (top level, or inside a nested object)."""
+def _unwrapped(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The non-null option of a schema, its `$ref` resolved."""
+    options = schema.get("anyOf") or [schema]
+    schema = next((o for o in options if o.get("type") != "null"), {})
+    return defs.get(schema["$ref"].rsplit("/", 1)[-1], {}) if "$ref" in schema else schema
+
+
+def _schema_at(tool: Tool, loc: tuple[int | str, ...]) -> Mapping[str, Any]:
+    """The JSON schema of the value at `loc` in the arguments (`steps[0].ok`), as published; {} if there is none."""
     schema: Mapping[str, Any] = tool.parameters
     defs = schema.get("$defs", {})
-    for part in loc:
+    for i, part in enumerate(loc):
+        if i:
+            schema = _unwrapped(schema, defs)
         schema = schema.get("items", {}) if isinstance(part, int) else schema.get("properties", {}).get(part, {})
-        options = schema.get("anyOf") or [schema]
-        schema = next((o for o in options if o.get("type") != "null"), {})
-        if "$ref" in schema:
-            schema = defs.get(schema["$ref"].rsplit("/", 1)[-1], {})
+    return _unwrapped(schema, defs) if "$ref" in schema else schema
+
+
+def _field_names(tool: Tool, loc: tuple[int | str, ...]) -> list[str]:
+    """The field names allowed where an unknown key was found (top level, or inside a nested object)."""
+    schema = _unwrapped(_schema_at(tool, loc), tool.parameters.get("$defs", {})) if loc else tool.parameters
     return list(schema.get("properties", {}))
 
 
 def describe_refusal(tool: Tool, exc: ValidationError, advice: Advice | None = None) -> str:
-    """One line per problem: which argument, what was wrong, what to send instead. No model names, no URLs."""
-    properties = tool.parameters.get("properties", {})
+    """One line per problem: which argument, what was wrong, what to send instead. No model names, no URLs, and
+    no value sent (a wrong type is named by its JSON kind: `not a string`)."""
     problems: list[str] = []
-    for err in exc.errors(include_url=False, include_input=False):
+    for err in exc.errors(include_url=False):
         loc = tuple(err["loc"])
         kind = err["type"]
         arg = str(loc[0]) if loc else ""
@@ -118,14 +203,31 @@ def describe_refusal(tool: Tool, exc: ValidationError, advice: Advice | None = N
             what = f"argument {str(loc[-1])!r}" if len(loc) == 1 else f"field {str(loc[-1])!r} in {_where(loc[:-1])}"
             problems.append(f"unknown {what}: {did}known: {', '.join(known)}")
         elif kind == "missing":
-            problems.append(f"argument {where!r} is required: send {_expected(properties.get(arg, {}))}")
+            problems.append(f"argument {where!r} is required: send {_expected(_schema_at(tool, loc))}")
         else:
-            hint: str | None = special
-            if hint is None and len(loc) == 1 and arg in properties:
-                hint = f"send {_expected(properties[arg])}"
-            problems.append(f"argument {where!r}: {err['msg']}" + (f"; {hint}" if hint else ""))
+            schema = _schema_at(tool, loc)
+            hint = special if special is not None else (f"send {_expected(schema)}" if schema else None)
+            got = f", not {_json_kind(err.get('input'))}" if kind.endswith("_type") else ""
+            problems.append(f"argument {where!r}: {err['msg']}{got}" + (f"; {hint}" if hint else ""))
     head = f"{tool.name} refused its arguments; nothing was done."
     return "\n".join([head, *(f"- {p}" for p in problems)])
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in words (`a string`, `a boolean`, `null`), never the value itself."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, float) and not value.is_integer():
+        return "a number with a fraction"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object" if isinstance(value, Mapping) else type(value).__name__
 
 
 def refusal_result(text: str) -> CallToolResult:

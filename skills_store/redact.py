@@ -47,6 +47,8 @@ SMALL = 4096
 LONG_LINE = 4096
 #: See `Redactor._gated`.
 GATED_NEEDLES = 3
+#: Dict keys up to this long found to hold no secret are remembered (at most `PLAIN_KEYS` of them; `Redactor._key`).
+PLAIN_KEY_CHARS, PLAIN_KEYS = 128, 4096
 Span = tuple[int, int, str]
 _HEX2 = re.compile(r"[0-9A-F]{2}")
 
@@ -158,7 +160,8 @@ class Redactor:
     """Replaces secrets in texts and in nested JSON-like values by `[REDACTED:<kind>]`.
 
     `extra_patterns` are regular expressions (from `SKILLBANK_REDACT_PATTERNS`); an invalid one raises
-    `ConfigError` naming it. Instances are immutable and safe to share between threads.
+    `ConfigError` naming it. Instances are safe to share between threads: their rules never change, and their one
+    state, a bounded set of dict keys found clean, changes only by atomic set operations.
     """
 
     def __init__(
@@ -191,6 +194,8 @@ class Redactor:
         self._entropy = entropy
         #: How to build this same redactor in another process (`mcp_server.redact_worker`); None for custom rules.
         self.spec: tuple[list[str], bool] | None = (patterns, entropy) if rules is RULES else None
+        #: Dict keys known to hold no secret (see `_key`): the one thing that changes, a cache of a pure function.
+        self._plain_keys: set[str] = set()
 
     def redact_text(self, text: str) -> str:
         """The text with every secret replaced by its marker."""
@@ -235,10 +240,11 @@ class Redactor:
         return spans, random
 
     def redact(self, value: Any) -> Any:
-        """A copy of `value` (str, dict, list, tuple, scalars) with every string redacted.
+        """A copy of `value` (str, dict, list, tuple, scalars) with every string redacted, dict keys included.
 
         A dict entry whose key names a secret (`password`, `api_key`, `GITHUB_TOKEN`...) has its whole
-        string value replaced.
+        string value replaced. A key that holds a secret is replaced the way a value is (numbered, `#2`, when two
+        come out the same); a key without one is kept as it is.
         """
         return self._redact(value, {})
 
@@ -254,17 +260,47 @@ class Redactor:
             return done
         if isinstance(value, Mapping):
             out: dict[Any, Any] = {}
+            plain = self._plain_keys
             for key, item in value.items():
-                if isinstance(key, str) and isinstance(item, str) and SECRET_NAME_RE.match(key) and secretish(item):
-                    out[key] = MARKER.format(kind="secret-field")
-                else:
+                if not isinstance(key, str):
                     out[key] = self._redact(item, seen)
+                    continue
+                clean = key if key in plain else self._key(key, seen)
+                if clean != key:
+                    clean = _unique(clean, out, value)
+                if isinstance(item, str) and SECRET_NAME_RE.match(key) and secretish(item):
+                    out[clean] = MARKER.format(kind="secret-field")
+                else:
+                    out[clean] = self._redact(item, seen)
             return out
         if isinstance(value, list | tuple):
             return [self._redact(item, seen) for item in value]
         if hasattr(value, "model_dump"):
             return self._redact(value.model_dump(mode="json"), seen)
         return value
+
+    def _key(self, key: str, seen: dict[str, str]) -> str:
+        """A dict key redacted like a value; a key with no secret in it is returned unchanged.
+
+        Keys are mostly the same few field names, so the short ones found clean are remembered across calls in
+        `_plain_keys` (`_redact` looks there first: a set lookup instead of a scan); one that held a secret is
+        never remembered."""
+        clean: str = self._redact(key, seen)
+        if clean == key and len(key) <= PLAIN_KEY_CHARS:
+            if len(self._plain_keys) >= PLAIN_KEYS:  # a bound, not an LRU: rebuilt from the keys still in use
+                self._plain_keys.clear()
+            self._plain_keys.add(key)
+        return clean
+
+
+def _unique(key: str, taken: Mapping[Any, Any], original: Mapping[Any, Any]) -> str:
+    """`key`, or `key #2`, `key #3`...: two secrets of one kind redact to the same marker, and no entry may
+    overwrite another (one already redacted, or a key of the original dict, kept as it is)."""
+    candidate, n = key, 1
+    while candidate in taken or candidate in original:
+        n += 1
+        candidate = f"{key} #{n}"
+    return candidate
 
 
 def _run(rules: Iterable[Rule], text: str) -> list[Span]:

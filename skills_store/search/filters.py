@@ -109,9 +109,20 @@ def validate_filters(
     return Filters(language, repo, norm_tags, min_confidence)
 
 
+#: A value quoted back in a refusal is cut to this many characters (it may be as long as the caller sent).
+QUOTED_CHARS = 60
+
+
+def excerpt(value: str, limit: int = QUOTED_CHARS) -> str:
+    """`value` quoted (`repr`), its head only when it is longer than `limit`, with how long it was."""
+    if len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit]!r}... ({len(value):,} characters)"
+
+
 def _unknown(kind: str, value: str, known: list[str]) -> str:
     close = difflib.get_close_matches(value, known, n=3, cutoff=0.6)
     if close:
-        return f"unknown {kind} {value!r} (did you mean {', '.join(map(repr, close))}?)"
+        return f"unknown {kind} {excerpt(value)} (did you mean {', '.join(map(repr, close))}?)"
     listed = ", ".join(known[:12]) + (" ..." if len(known) > 12 else "")
-    return f"unknown {kind} {value!r} (known: {listed or 'none'})"
+    return f"unknown {kind} {excerpt(value)} (known: {listed or 'none'})"

@@ -74,3 +74,24 @@ def test_bad_model_strings_and_missing_keys_are_config_errors_that_say_what_to_s
     with pytest.raises(ModelConfigError, match=message) as caught:
         resolve_model(spec, env)
     assert isinstance(caught.value, ConfigError)
+
+
+def test_the_unknown_provider_message_lists_every_provider_the_parser_accepts() -> None:
+    from agent.llm import PROVIDERS, split_spec
+
+    with pytest.raises(ModelConfigError) as caught:
+        resolve_model("bogus:m", {})
+    message = str(caught.value)
+    assert "local" in PROVIDERS
+    assert f"use one of {', '.join(PROVIDERS)} " in message
+    for provider in PROVIDERS:
+        assert split_spec(f"{provider}:m", {}) == (provider, "m")
+
+
+def test_a_local_model_string_goes_to_the_local_backend() -> None:
+    from agent.local.weights import LocalModelError
+
+    with pytest.raises(LocalModelError, match="unknown local model 'gpt-9'"):
+        resolve_model("local: gpt-9", {})
+    with pytest.raises(ModelConfigError, match="no model name after the colon"):
+        resolve_model("local:", {})

@@ -90,7 +90,10 @@ async def test_search_with_a_bogus_argument_fails_and_lists_the_known_ones(setti
     [
         ({"query": "x", "k": 500}, "argument 'k': Input should be less than or equal to 50; send an integer (>= 1"),
         ({}, "argument 'query' is required: send a string (length >= 1, length <= 8000): Error text"),
-        ({"query": "x", "tags": "python"}, "argument 'tags': Input should be a valid list; send a list of strings"),
+        (
+            {"query": "x", "tags": "python"},
+            "argument 'tags': Input should be a valid list, not a string; send a list of strings",
+        ),
     ],
 )
 async def test_bad_values_say_which_argument_what_was_wrong_and_what_to_send(

@@ -312,3 +312,52 @@ def test_a_value_repeating_short_strings_redacts_each_occurrence_as_the_string_a
     assert "[REDACTED:github-token]" in out["notes"][0]
     assert out["nested"] == [[out["notes"][0]], ["modify"]]
     assert out["files"] == [{"action": "modify", "path": f"src/m{i}.py"} for i in range(50)]
+
+
+def test_a_dict_key_holding_a_secret_is_redacted_like_a_value_and_plain_keys_are_kept() -> None:
+    token = "gh" + "p_" + A36
+    value = {
+        token: "value",
+        "path": "src/app.py",
+        "Content-Type": "text/plain",
+        "nested": {f"Bearer {token}": [1], "exit_code": 0},
+        7: "a key that is no string",
+    }
+    out = R.redact(value)
+    assert out == {
+        "[REDACTED:github-token]": "value",
+        "path": "src/app.py",
+        "Content-Type": "text/plain",
+        "nested": {"Bearer [REDACTED:github-token]": [1], "exit_code": 0},
+        7: "a key that is no string",
+    }
+    assert list(out)[1:3] == ["path", "Content-Type"]
+    assert token not in repr(out)
+
+
+def test_two_secret_keys_that_redact_alike_keep_both_entries() -> None:
+    first, second = "gh" + "p_" + A36, "gh" + "p_" + A36[::-1]
+    out = R.redact({first: 1, second: 2, "[REDACTED:github-token] #2": 3})
+    assert sorted(out.values()) == [1, 2, 3]
+    assert out["[REDACTED:github-token]"] == 1
+    assert first not in repr(out)
+    assert second not in repr(out)
+
+
+def test_a_key_holding_a_secret_is_redacted_every_time_not_only_the_first() -> None:
+    redactor = Redactor()
+    token = "gh" + "p_" + A36
+    for _ in range(3):
+        assert redactor.redact({token: 1, "plain": 2}) == {"[REDACTED:github-token]": 1, "plain": 2}
+    assert redactor.redact({"plain": 3}) == {"plain": 3}
+
+
+def test_a_key_is_redacted_by_the_extra_patterns_too() -> None:
+    redactor = Redactor([r"corp-\d{6}"])
+    assert redactor.redact({"corp-123456": "x", "corp": "y"}) == {"[REDACTED:custom]": "x", "corp": "y"}
+
+
+def test_a_redacted_key_never_takes_the_place_of_a_key_already_there() -> None:
+    token = "gh" + "p_" + A36
+    out = R.redact({token: 1, "[REDACTED:github-token]": 2})
+    assert out == {"[REDACTED:github-token] #2": 1, "[REDACTED:github-token]": 2}
