@@ -8,7 +8,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from sandbox.patch.hunks import FileOutcome, HunkResult
-from sandbox.patch.match import Ambiguity, AnchorMissing, ScopeMismatch, fold
+from sandbox.patch.match import Ambiguity, AnchorMissing, EdgeMismatch, ScopeMismatch, fold
 from sandbox.patch.ops import FilePatch, Hunk
 
 MAX_SHOWN_LINES = 40
@@ -93,6 +93,17 @@ def _render_hunk(problem: Problem, result: HunkResult, total: int) -> str:
             f"How to fix: re-read {problem.path} and copy the hunk's context lines exactly as they are now, including "
             "the `def`/`class` line that encloses the change; if the edit belongs at that line, use its context."
         )
+    if isinstance(result.problem, EdgeMismatch):
+        parts = [f"{where}: {result.problem.reason}; it was not applied there."]
+        if hunk.old_lines:
+            parts.append(_expected(hunk))
+            if lines:
+                parts.append(_closest_block(lines, hunk, result.problem.position))
+        parts.append(
+            f"How to fix: re-read the end of {problem.path}: the lines that now follow belong in the hunk as context, "
+            "and the `\\ No newline at end of file` marker only follows the file's real last line."
+        )
+        return "\n".join(parts)
     expected_at = hunk.old_start
     start = closest_window(lines, hunk.old_lines, expected_at)
     closest = _closest_block(lines, hunk, start) if start is not None else "The file is empty."

@@ -3,15 +3,21 @@
 Every hunk is located in the original text (hunks in order, never overlapping), then the replacements are spliced
 in. Context lines keep the file's own text and line endings; added lines take the file's line ending, or the
 patch's own when the patch mixes LF and CR LF on purpose.
+
+Two things a line ending or a file's start hide are read as `git apply` reads them, bytes as they are:
+- a hunk whose first old or new line starts with a UTF-8 BOM (`git diff` of a BOM file shows it there) is matched
+  against the file with its BOM, and the new text has the BOM the hunk's new side has;
+- in a patch that means its CR LF endings, a line marked `\\ No newline at end of file` that ends in CR is a last
+  line ending in a bare CR.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from sandbox.patch.match import Ambiguity, AnchorMissing, Haystack, Match, ScopeMismatch, locate
+from sandbox.patch.match import Ambiguity, AnchorMissing, EdgeMismatch, Haystack, Match, ScopeMismatch, locate
 from sandbox.patch.ops import Hunk, HunkLine
-from sandbox.patch.textfile import CRLF, LF, TextFile
+from sandbox.patch.textfile import BOM, CRLF, LF, TextFile
 
 _REINDENT_COMPARATORS = frozenset({"surrounding_ws", "unicode"})
 
@@ -20,7 +26,7 @@ _REINDENT_COMPARATORS = frozenset({"surrounding_ws", "unicode"})
 class HunkResult:
     hunk: Hunk
     match: Match | None = None
-    problem: Ambiguity | AnchorMissing | ScopeMismatch | None = None
+    problem: Ambiguity | AnchorMissing | ScopeMismatch | EdgeMismatch | None = None
     """Why the hunk was not placed; both None means its lines were not found."""
 
 
@@ -43,9 +49,15 @@ class FileOutcome:
 def apply_hunks(original: TextFile, hunks: list[Hunk], *, informative: bool) -> FileOutcome:
     """Place every hunk and, when all of them were placed, build the new text."""
     outcome = FileOutcome(original)
-    hay = Haystack(original.lines)
     numbered = all(h.old_start is not None for h in hunks)
     ordered = sorted(hunks, key=lambda h: h.old_start or 0) if numbered else list(hunks)
+    if informative:
+        ordered = [_bare_cr(h) if h.old_eof_newline is False or h.new_eof_newline is False else h for h in ordered]
+    text = original
+    bom = any(_bom_line(h) for h in ordered if not h.old_start)  # only a hunk at the top can hold the BOM
+    if bom and original.bom and original.lines:  # the file as git sees it: the BOM begins its first line
+        text = TextFile([BOM + original.lines[0], *original.lines[1:]], original.eols, bom=False)
+    hay = Haystack(text.lines)
     lo, drift = 0, 0
     for hunk in ordered:
         origin = None if hunk.old_start is None else max(hunk.old_start + drift, 0)
@@ -58,8 +70,42 @@ def apply_hunks(original: TextFile, hunks: list[Hunk], *, informative: bool) -> 
             outcome.results.append(HunkResult(hunk, None, located))
     outcome.results.sort(key=lambda r: r.hunk.number)
     if not outcome.failed:
-        outcome.text, outcome.changed = _splice(original, [r for r in outcome.results if r.match], informative)
+        outcome.text, outcome.changed = _splice(text, [r for r in outcome.results if r.match], informative)
+        if bom:
+            _take_bom(outcome.text)
     return outcome
+
+
+def _bom_line(hunk: Hunk) -> bool:
+    """Whether the hunk's first old line or first new line starts with a BOM."""
+    old = new = False
+    for line in hunk.lines:
+        if (line.op != "+" and not old) or (line.op != "-" and not new):
+            if line.text[:1] == BOM:
+                return True
+            old, new = old or line.op != "+", new or line.op != "-"
+            if old and new:
+                return False
+    return False
+
+
+def _take_bom(text: TextFile) -> None:
+    """A BOM at the start of the new first line is the file's BOM; none there, the file has none."""
+    text.bom = bool(text.lines) and text.lines[0][:1] == BOM
+    if text.bom:
+        text.lines[0] = text.lines[0][1:]
+
+
+def _bare_cr(hunk: Hunk) -> Hunk:
+    """The hunk with the CR of a line marked `\\ No newline at end of file` moved into the line's text: in a patch
+    whose CR LF endings are meant (`informative`), such a line ends in a bare CR, as the file's last line does."""
+    lines = list(hunk.lines)
+    for side, flag in (("+", hunk.old_eof_newline), ("-", hunk.new_eof_newline)):
+        if flag is False:
+            last = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].op != side), None)
+            if last is not None and lines[last].cr:
+                lines[last] = HunkLine(lines[last].op, lines[last].text + "\r", False)
+    return replace(hunk, lines=lines) if lines != hunk.lines else hunk
 
 
 def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> tuple[TextFile, list[tuple[int, int]]]:
@@ -79,6 +125,8 @@ def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> 
         lines += new_lines
         eols += new_eols
         pos = match.start + match.length
+        # a hunk marked `\\ No newline at end of file` ends the file (`match.pins_of`); when it does not end here,
+        # fuzz left out its last lines, context lines that keep the file's own ending
         if pos == len(original.lines) and result.hunk.new_eof_newline is not None:
             final_newline = result.hunk.new_eof_newline
     lines += original.lines[pos:]
@@ -130,12 +178,6 @@ def _replacement(
     if run >= 0:
         written.append((run, len(lines)))
     return lines, eols, written
-
-
-def _added_eol(line: HunkLine, informative: bool, dominant: str | None) -> str:
-    if informative or dominant is None:
-        return CRLF if line.cr else LF
-    return dominant
 
 
 def _leading(text: str) -> str:

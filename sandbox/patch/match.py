@@ -5,6 +5,16 @@ surrounding whitespace, with unicode punctuation folded, then the same with up t
 dropped (GNU patch's fuzz). The first rung with any match decides; two matches that are equally good are refused.
 A fuzz match must stay in the hunk's function (`sandbox.patch.scope`); one that would not is refused as a
 `ScopeMismatch` naming where it would have gone.
+
+Some hunks are pinned to an edge of the file, as in `git apply` (apply.c `match_beginning` / `match_end`): one with
+no leading context that starts at line 1 begins the file, one with no trailing context ends it (not for a hunk
+without any context, a `-U0` diff's, where neither can be told). There the pinned position wins over other places
+that match as well. When the edge does not match, the hunk goes where its lines are, at the level they match
+with (`git apply` would refuse it): a model's hunk often stops right after its change, in the middle of the file,
+so a hunk whose lines are at its stated line stays there.
+A hunk marked `\\ No newline at end of file` ends the file: found only where lines follow, it is a `fuzz1` match
+(the file's edge is the context it lost), and when it changes the last line or the final newline, nowhere else
+will do (`EdgeMismatch` otherwise), since that change would be lost there.
 """
 
 from __future__ import annotations
@@ -56,6 +66,13 @@ class Haystack:
             pos += 1
         return found
 
+    def matches_at(self, needle: list[str], norm: Callable[[str], str] | None, pos: int) -> bool:
+        """Whether the needle's lines equal the file's lines from index `pos` under this comparator."""
+        window = self.lines[pos : pos + len(needle)]
+        if norm is None:
+            return window == needle
+        return len(window) == len(needle) and all(norm(a) == norm(b) for a, b in zip(window, needle, strict=True))
+
 
 @dataclass
 class Match:
@@ -97,7 +114,17 @@ class ScopeMismatch:
     """0-based index where the whole hunk would start there (to show the closest lines)."""
 
 
-Located = Match | Ambiguity | AnchorMissing | ScopeMismatch | None
+@dataclass
+class EdgeMismatch:
+    """The hunk must end the file (it changes the last line or the final newline: `\\ No newline at end of file`),
+    and its lines were found only where other lines follow them."""
+
+    position: int
+    """0-based index of the nearest place where its lines were found (or where an insertion would go)."""
+    reason: str
+
+
+Located = Match | Ambiguity | AnchorMissing | ScopeMismatch | EdgeMismatch | None
 
 
 def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
@@ -110,7 +137,18 @@ def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
     old = hunk.old_lines
     if not old:
         return _insertion(hay, hunk, origin, lo, anchors)
-    if origin is not None and lo <= origin and hay.lines[origin : origin + len(old)] == old:
+    lines = hunk.lines  # the usual hunk has context at both ends and no `\\ No newline`: pinned to no edge
+    pins = None if lines[0][0] == " " == lines[-1][0] and hunk.new_eof_newline is None else pins_of(hunk)
+    if (
+        origin is not None
+        and lo <= origin
+        and hay.lines[origin : origin + len(old)] == old
+        and (
+            pins is None
+            or hunk.new_eof_newline is None  # pinned by its shape only: its stated line wins (see the module doc)
+            or _edge_start(pins, len(old), 0, 0, len(hay.lines)) == origin
+        )
+    ):
         return _match(hunk, origin, len(old), 0, 0, "exact", "exact")
     front, back = _context_edges(hunk)
     context = heading(hunk.header, hunk.anchors)
@@ -122,7 +160,22 @@ def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
             continue
         tried.add((f, b))
         needle = old[f : len(old) - b]
+        expected = None if origin is None else origin + f
+        edge = None if pins is None else _edge_start(pins, len(needle), f, b, len(hay.lines))
         for index, (comparator, norm) in enumerate(COMPARATORS):
+            level: MatchLevel = comparator if fuzz == 0 else ("fuzz1" if fuzz == 1 else "fuzz2")
+            chosen: list[int] | None = None
+            if edge is not None and edge >= lo and hay.matches_at(needle, norm, edge):
+                problem = _scope_problem(hay.lines, old, f, b, edge, norm, context) if f or b else None
+                if problem is None:
+                    chosen = [edge]
+                elif mismatch is None:
+                    mismatch = ScopeMismatch(edge, problem, max(edge - f, 0))
+            if pins is not None and pins[2]:
+                if chosen is None:
+                    continue  # it must end the file: no other place will do
+                level = _moved(level, chosen[0], expected)
+                return _match(hunk, chosen[0], len(needle), f, b, level, comparator)
             found = hay.find_all(needle, comparator, norm, lo)
             if found and (f or b):
                 kept = [p for p in found if _scope_problem(hay.lines, old, f, b, p, norm, context) is None]
@@ -131,24 +184,101 @@ def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
                     reason = _scope_problem(hay.lines, old, f, b, near, norm, context) or ""
                     mismatch = ScopeMismatch(near, reason, max(near - f, 0))
                 found = kept
-            if not found:
-                continue
-            expected = None if origin is None else origin + f
-            chosen = _choose(found, expected, anchors, len(hay.lines) - len(needle) if hunk.at_eof else None)
             if chosen is None:
-                continue
-            level: MatchLevel = comparator if fuzz == 0 else ("fuzz1" if fuzz == 1 else "fuzz2")
+                if not found:
+                    continue
+                chosen = _choose(found, expected, anchors, len(hay.lines) - len(needle) if hunk.at_eof else None)
+                if chosen is None:
+                    continue
             if len(chosen) > 1:
                 return Ambiguity(chosen, level)
             if expected is not None and chosen[0] != expected:
                 looser = COMPARATORS[index + 1 :]
-                fits = partial(_fits, hay.lines, old, f, b, context) if f or b else None
+                fits = _rival_filter(hay.lines, old, f, b, context, found if edge == chosen[0] else None)
                 rival = _nearer_rival(hay, needle, lo, expected, chosen[0], looser, fits)
                 if rival is not None:
                     return rival
                 level = "offset" if level == "exact" else level
+            if (
+                fuzz == 0
+                and hunk.new_eof_newline is not None
+                and chosen[0] != edge
+                and not _edge_matches(hay, needle, edge, lo, index)
+            ):
+                level = "fuzz1"  # marked as the end of the file but found only where lines follow: context it lost
             return _match(hunk, chosen[0], len(needle), f, b, level, comparator)
+    if pins is not None and pins[2]:
+        return _edge_mismatch(hay, old, origin, lo) or mismatch
     return mismatch
+
+
+def _moved(level: MatchLevel, start: int, expected: int | None) -> MatchLevel:
+    return "offset" if level == "exact" and expected is not None and start != expected else level
+
+
+def _edge_matches(hay: Haystack, needle: list[str], edge: int | None, lo: int, index: int) -> bool:
+    """Whether the needle matches at its pinned edge under a comparator looser than `COMPARATORS[index]`."""
+    if edge is None or edge < lo:
+        return False
+    return any(hay.matches_at(needle, norm, edge) for _, norm in COMPARATORS[index + 1 :])
+
+
+def _rival_filter(
+    lines: list[str], old: list[str], f: int, b: int, context: str, strict: list[int] | None
+) -> Callable[[int], bool] | None:
+    """Which looser matches count as rivals: those that keep the hunk in its function (fuzz), and, when the match
+    is at the hunk's pinned edge, not the places that match as strictly (the edge wins over those)."""
+    fits = partial(_fits, lines, old, f, b, context) if f or b else None
+    if not strict:
+        return fits
+    taken = set(strict)
+    if fits is None:
+        return lambda p: p not in taken
+    return lambda p: p not in taken and fits(p)
+
+
+Pins = tuple[bool, bool, bool]
+"""(begins the file, ends the file, no place but the end will do)."""
+
+
+def pins_of(hunk: Hunk) -> Pins | None:
+    """The edges of the file a hunk is pinned to, or None (the usual hunk: context lines at both ends)."""
+    lines = hunk.lines
+    marked = hunk.new_eof_newline is not None  # `\\ No newline at end of file` (it sets both sides)
+    start = hunk.old_start == 0 and lines[0].op != " "
+    end = hunk.old_start is not None and lines[-1].op != " "
+    if (start or end) and all(line.op != " " for line in lines):
+        start = end = False  # no context at all (`-U0`): nothing tells where it must be
+    if not (start or end or marked):
+        return None
+    # the hunk changes the file's last line or its final newline: that happens at the end of the file or nowhere
+    hard = marked and (hunk.old_eof_newline != hunk.new_eof_newline or lines[-1].op != " ")
+    return start, end or marked, hard
+
+
+def _edge_start(pins: Pins, size: int, f: int, b: int, total: int) -> int | None:
+    """Where a needle of `size` lines (the hunk less `f` leading and `b` trailing lines) must start to sit at the
+    hunk's pinned edges; None when no place does. A hunk that must end the file does, whether or not it also
+    begins it."""
+    begins, ends, hard = pins
+    at_end = total - size - b
+    if begins and ends and not hard:
+        return f if f == at_end else None
+    return f if begins and not hard else at_end
+
+
+def _edge_mismatch(hay: Haystack, old: list[str], origin: int | None, lo: int) -> EdgeMismatch | None:
+    """Why a hunk that must end the file was not placed, when its lines are found where other lines follow them."""
+    for comparator, norm in COMPARATORS:
+        found = hay.find_all(old, comparator, norm, lo)
+        if found:
+            near = found[0] if origin is None else min(found, key=lambda p: abs(p - origin))
+            reason = (
+                "its last line is marked `\\ No newline at end of file`, so its lines end the file, but they were "
+                f"found only at line {near + 1}, where {len(hay.lines) - near - len(old)} more line(s) follow them"
+            )
+            return EdgeMismatch(near, reason)
+    return None
 
 
 def _fits(lines: list[str], old: list[str], f: int, b: int, context: str, start: int) -> bool:
@@ -222,7 +352,15 @@ def _choose(
 def _insertion(hay: Haystack, hunk: Hunk, origin: int | None, lo: int, anchors: list[int] | None) -> Located:
     """A hunk with only added lines: at its stated line, after its anchor, or at the end of the file."""
     if origin is not None:
-        return _match(hunk, min(max(origin, lo), len(hay.lines)), 0, 0, 0, "exact", "exact")
+        start = min(max(origin, lo), len(hay.lines))
+        if hunk.new_eof_newline is not None and start != len(hay.lines):  # its last added line ends the file
+            after = len(hay.lines) - start
+            return EdgeMismatch(
+                start,
+                "its last line is marked `\\ No newline at end of file`, so it adds the file's last line, but it "
+                f"goes in at line {start + 1}, and {after} more line(s) follow it",
+            )
+        return _match(hunk, start, 0, 0, 0, "exact", "exact")
     if anchors is not None:
         if len(anchors) > 1:
             return Ambiguity(anchors, "exact")
