@@ -16,6 +16,7 @@ from __future__ import annotations
 import codecs
 import os
 import select
+import signal
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -116,7 +117,29 @@ def claimed(read_fd: int = 0, write_fd: int = 1) -> Iterator[tuple[int, int]]:
 
 
 async def serve(server: MCPServer) -> None:
-    """Serve `server` over this process's stdin and stdout until the client closes stdin."""
+    """Serve `server` over this process's stdin and stdout until the client closes stdin, or SIGTERM comes.
+
+    SIGTERM (how clients and process managers stop a server) ends the session the way a closed stdin does: calls
+    in flight are cancelled (a test run is killed) and the session's trajectory is closed, where the default
+    handler would kill the process and leave it open until `close-stale`."""
+    async with anyio.create_task_group() as group:
+        group.start_soon(_leave_on_sigterm, group.cancel_scope)
+        await _serve(server)
+        group.cancel_scope.cancel()
+
+
+async def _leave_on_sigterm(scope: anyio.CancelScope) -> None:
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGTERM)
+    except (NotImplementedError, RuntimeError, ValueError):  # no signals here (a thread, another platform)
+        return
+    with receiver as signals:
+        async for _ in signals:
+            scope.cancel()
+            return
+
+
+async def _serve(server: MCPServer) -> None:
     if not (usable(0) and usable(1)):
         await server.run_stdio_async()
         return

@@ -1,7 +1,8 @@
 """Errors of the sandbox package, split by who must act.
 
 Failures of the thing under test (a failing test, a non-zero exit, a timeout) are data in the result models,
-never exceptions. The exceptions fall in two families:
+never exceptions; so is a cancelled run, except to the caller that cancelled it (`RunCancelled`). The other
+exceptions fall in two families:
 
 - `RequestRefused`: the caller's input is wrong (a bad argument, a patch that does not apply, a path outside the
   workspace). The message tells the caller (often a model) what to change; nothing was done.
@@ -15,6 +16,10 @@ from __future__ import annotations
 
 class SandboxError(Exception):
     """Base class for every error raised by `sandbox`."""
+
+
+class RunCancelled(SandboxError):
+    """A test run was stopped because its caller cancelled it (`sandbox.exec.base.Cancel`): nothing to report."""
 
 
 class RequestRefused(SandboxError):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any, Literal
+import threading
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 from mcp.server.mcpserver import Context
@@ -15,6 +17,7 @@ from mcp_server.errors import tool_result
 from mcp_server.lazy import SkillBankUnavailable
 from mcp_server.tools.search import SkillHit
 from mcp_server.toolset import ToolSet
+from sandbox.exec.base import Cancel
 from sandbox.testing.models import TestRunResult
 from sandbox.testing.runner import RunnerConfig, failure_queries, run_tests
 from skills_store.trajectories.summaries import TestFailure, TestRunSummary
@@ -23,6 +26,9 @@ from skills_store.truncate import truncate_text
 log = logging.getLogger(__name__)
 
 SUGGESTIONS = 3
+#: How long a cancelled call waits for its run to be killed (the sandbox kills at once; this bounds a stuck kill).
+KILL_WAIT_S = 5.0
+T = TypeVar("T")
 
 
 def render(result: TestRunResult) -> str:
@@ -95,9 +101,15 @@ def register(server: ToolSet, deps: Deps) -> None:
         args: dict[str, Any] = {"tests": tests, "command": command, "timeout_s": timeout_s, "backend": backend}
         async with deps.capture.tool_call(ctx, "run_tests", args) as call:
             chosen = settings.sandbox if backend == "auto" else backend
-            result = await anyio.to_thread.run_sync(
-                lambda: run_tests(
-                    deps.workspace, tests=tests, command=command, timeout_s=timeout_s, backend=chosen, config=config
+            result = await run_cancellable(
+                lambda cancel: run_tests(
+                    deps.workspace,
+                    tests=tests,
+                    command=command,
+                    timeout_s=timeout_s,
+                    backend=chosen,
+                    config=config,
+                    cancel=cancel,
                 )
             )
             if result.status in ("failed", "error") and not settings.no_skills:
@@ -117,6 +129,32 @@ def register(server: ToolSet, deps: Deps) -> None:
             call.reward = result.reward.value
             call.skills_shown = [s["skill_id"] for s in result.suggested_skills]
             return tool_result(result, render(result))
+
+
+async def run_cancellable(run: Callable[[Cancel], T]) -> T:
+    """`run(cancel)` in a worker thread. When this call is cancelled (the client sent `notifications/cancelled`,
+    or disconnected and the server is leaving), `cancel` is set, so the sandbox kills the run and everything it
+    started, and the cancellation goes through once the thread has returned (shielded, at most `KILL_WAIT_S`):
+    the suite never outlives the call, and the server does not wait for it to finish (up to its `timeout_s`)."""
+    finished = threading.Event()
+    cancel = Cancel()
+
+    def work() -> T:
+        try:
+            return run(cancel)
+        finally:
+            finished.set()
+
+    try:
+        return await anyio.to_thread.run_sync(work, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        cancel.set()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(finished.wait, KILL_WAIT_S)
+        raise
+    finally:
+        if finished.is_set():  # else the thread may still wait on the pipe: its two fds are left to it
+            cancel.close()
 
 
 async def _suggest(deps: Deps, result: TestRunResult) -> list[SkillHit]:

@@ -14,6 +14,7 @@ import re
 import shutil
 import signal
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -50,11 +51,63 @@ class ExecResult(BaseModel):
     duration_s: float
     killed_leftovers: bool = False
     """Processes the command left running were killed when it ended."""
+    cancelled: bool = False
+    """The command was killed because its `Cancel` was set (the caller no longer wants the result)."""
 
     @property
     def truncated(self) -> bool:
         """Whether some output was dropped (only the tails are kept)."""
         return self.stdout_bytes > len(self.stdout.encode()) or self.stderr_bytes > len(self.stderr.encode())
+
+
+class Cancel:
+    """Stops a running command from another thread: `set()` makes the backend kill the command and everything it
+    started, as at its timeout, and return at once (`ExecResult.cancelled`).
+
+    A client that disconnects or cancels its `run_tests` call must not leave the server waiting for the whole
+    suite (up to its timeout), nor the suite running after the server left. The local backend waits on
+    `fileno()` beside the command's pipes, so a cancel wakes it without polling."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._read, self._write = os.pipe()
+        os.set_blocking(self._read, False)
+        os.set_blocking(self._write, False)
+
+    def set(self) -> None:
+        with self._lock:  # never a write to a closed fd: its number may belong to another file by now
+            if self._event.is_set() or self._closed:
+                self._event.set()
+                return
+            self._event.set()
+            with contextlib.suppress(OSError):
+                os.write(self._write, b"x")
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout: float) -> bool:
+        return self._event.wait(timeout)
+
+    def fileno(self) -> int:
+        return self._read
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            for fd in (self._read, self._write):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    def __enter__(self) -> Cancel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @runtime_checkable
@@ -81,8 +134,10 @@ class Sandbox(Protocol):
         timeout: float,
         env: Mapping[str, str] | None = None,
         scratch: Path | None = None,
+        cancel: Cancel | None = None,
     ) -> ExecResult:
-        """Run `command` (an argv list) in `cwd`, killing it and everything it started after `timeout` seconds.
+        """Run `command` (an argv list) in `cwd`, killing it and everything it started after `timeout` seconds,
+        or as soon as `cancel` is set.
 
         `env` is added to the scrubbed environment. HOME and TMPDIR point into `scratch` (a fresh one is made
         when none is given). Failures of the command are data in the result.

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 from sandbox.errors import BackendUnavailable
 from sandbox.exec.base import (
     DEFAULT_PATH,
+    Cancel,
     ExecResult,
     TailBuffer,
     fresh_scratch,
@@ -222,10 +223,11 @@ class DockerSandbox:
         timeout: float,
         env: Mapping[str, str] | None = None,
         scratch: Path | None = None,
+        cancel: Cancel | None = None,
     ) -> ExecResult:
         if scratch is None:
             with self.scratch() as fresh:
-                return self.run(command, cwd=cwd, timeout=timeout, env=env, scratch=fresh)
+                return self.run(command, cwd=cwd, timeout=timeout, env=env, scratch=fresh, cancel=cancel)
         import docker
 
         argv = ["timeout", "-s", "KILL", f"{timeout:g}", *command]
@@ -239,7 +241,7 @@ class DockerSandbox:
                 self._container = None
                 if attempt:
                     raise BackendUnavailable(f"the sandbox container cannot run commands: {exc}") from exc
-        return self._follow(exec_id["Id"], timeout)
+        return self._follow(exec_id["Id"], timeout, cancel)
 
     def exec_env(self, env: Mapping[str, str] | None, scratch: Path) -> dict[str, str]:
         """The environment of a command in the container: the scrubbed host variables with the container's own
@@ -248,7 +250,7 @@ class DockerSandbox:
         host = {**os.environ, "PATH": DEFAULT_PATH}
         return sandbox_env(scratch, scrub_env(host, env, hidden=self.hidden))
 
-    def _follow(self, exec_id: str, timeout: float) -> ExecResult:
+    def _follow(self, exec_id: str, timeout: float, cancel: Cancel | None = None) -> ExecResult:
         import docker
 
         out, err = TailBuffer(self.config.max_output_bytes), TailBuffer(self.config.max_output_bytes)
@@ -256,22 +258,24 @@ class DockerSandbox:
         start = time.monotonic()
         reader = threading.Thread(target=self._read, args=(exec_id, out, err, done), daemon=True)
         reader.start()
-        host_killed = not done.wait(timeout + self.config.kill_grace_s)
+        host_killed = not _wait_done(done, start + timeout + self.config.kill_grace_s, cancel)
+        cancelled = host_killed and cancel is not None and cancel.is_set()
         if host_killed:
-            self.discard()
+            self.discard()  # the container and every process in it: the command cannot outlive the call
             done.wait(self.config.kill_grace_s)
         duration = time.monotonic() - start
         exit_code: int | None = None
         with contextlib.suppress(docker.errors.APIError):
             exit_code = self.client.api.exec_inspect(exec_id).get("ExitCode")
-        timed_out = host_killed or (exit_code == 137 and duration >= timeout)
+        timed_out = not cancelled and (host_killed or (exit_code == 137 and duration >= timeout))
         leftovers = False
-        if timed_out:
+        if timed_out or cancelled:
             self.discard()
         else:
             leftovers = self._discard_if_leftovers()
         return ExecResult(
-            exit_code=None if timed_out else exit_code,
+            cancelled=cancelled,
+            exit_code=None if timed_out or cancelled else exit_code,
             stdout=out.text(),
             stderr=err.text(),
             stdout_bytes=out.total,
@@ -324,6 +328,18 @@ class DockerSandbox:
             return False
         self.discard()
         return True
+
+
+def _wait_done(done: threading.Event, deadline: float, cancel: Cancel | None) -> bool:
+    """Wait for the exec's stream to end until `deadline` (monotonic) or `cancel`; True when it ended."""
+    if cancel is None:
+        return done.wait(max(deadline - time.monotonic(), 0))
+    while not cancel.is_set():
+        if done.wait(min(max(deadline - time.monotonic(), 0), 0.05)):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+    return done.is_set()
 
 
 def _close_hijacked(sock: Any) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from sandbox.exec.base import (
+    Cancel,
     ExecResult,
     TailBuffer,
     fresh_scratch,
@@ -146,10 +147,11 @@ class LocalSandbox:
         timeout: float,
         env: Mapping[str, str] | None = None,
         scratch: Path | None = None,
+        cancel: Cancel | None = None,
     ) -> ExecResult:
         if scratch is None:
             with self.scratch() as fresh:
-                return self.run(command, cwd=cwd, timeout=timeout, env=env, scratch=fresh)
+                return self.run(command, cwd=cwd, timeout=timeout, env=env, scratch=fresh, cancel=cancel)
         run_env = sandbox_env(scratch, scrub_env(os.environ, env, self.config.env_passthrough, self.hidden))
         program = command[0] if command else ""
         if not (shutil.which(program, path=run_env["PATH"]) if "/" not in program else (cwd / program).exists()):
@@ -160,13 +162,19 @@ class LocalSandbox:
             self._warnings.append(NO_CGROUP_WARNING)
         argv = [*self._bwrap_args(cwd, scratch), *command] if self._bwrap else list(command)
         try:
-            return self._execute(argv, cwd, timeout, run_env, group)
+            return self._execute(argv, cwd, timeout, run_env, group, cancel)
         finally:
             if group is not None:
                 group.remove()
 
     def _execute(
-        self, argv: list[str], cwd: Path, timeout: float, env: dict[str, str], group: PidsCgroup | None
+        self,
+        argv: list[str],
+        cwd: Path,
+        timeout: float,
+        env: dict[str, str],
+        group: PidsCgroup | None,
+        cancel: Cancel | None = None,
     ) -> ExecResult:
         spec = {"rlimits": self._rlimits(timeout), "cgroup": str(group.procs_file) if group else None, "argv": argv}
         out, err = TailBuffer(self.config.max_output_bytes), TailBuffer(self.config.max_output_bytes)
@@ -181,7 +189,7 @@ class LocalSandbox:
             start_new_session=True,
         )
         try:
-            timed_out = pump_process(proc, out, err, deadline=start + timeout)
+            stopped = pump_process(proc, out, err, deadline=start + timeout, cancel=cancel)
         finally:
             leftovers = self._kill_everything(proc, group)
             proc.wait()
@@ -189,8 +197,10 @@ class LocalSandbox:
             for stream in (proc.stdout, proc.stderr):
                 if stream is not None:
                     stream.close()
+        cancelled = stopped and cancel is not None and cancel.is_set()
+        timed_out = stopped and not cancelled
         return ExecResult(
-            exit_code=None if timed_out else shell_exit_code(proc.returncode),
+            exit_code=None if stopped else shell_exit_code(proc.returncode),
             stdout=out.text(),
             stderr=err.text(),
             stdout_bytes=out.total,
@@ -198,6 +208,7 @@ class LocalSandbox:
             timed_out=timed_out,
             duration_s=round(time.monotonic() - start, 3),
             killed_leftovers=leftovers,
+            cancelled=cancelled,
         )
 
     def _kill_everything(self, proc: subprocess.Popen[bytes], group: PidsCgroup | None) -> bool:

@@ -12,7 +12,7 @@ import selectors
 import subprocess
 import time
 
-from sandbox.exec.base import TailBuffer
+from sandbox.exec.base import Cancel, TailBuffer
 
 _CHUNK = 1 << 16
 #: How often the exit is checked when the kernel has no pidfd.
@@ -20,13 +20,19 @@ _POLL_S = 0.05
 
 
 def pump_process(
-    proc: subprocess.Popen[bytes], out: TailBuffer, err: TailBuffer, *, deadline: float, until_exit: bool = True
+    proc: subprocess.Popen[bytes],
+    out: TailBuffer,
+    err: TailBuffer,
+    *,
+    deadline: float,
+    until_exit: bool = True,
+    cancel: Cancel | None = None,
 ) -> bool:
     """Copy `proc`'s stdout and stderr into `out` and `err`.
 
     With `until_exit`, return as soon as the process has exited (output still in the pipes stays there for a
     later call); otherwise read until both pipes are closed. Returns True when `deadline` (a `time.monotonic()`
-    value) passed first.
+    value) passed first, or `cancel` was set (the caller tells the two apart).
     """
     sel = selectors.DefaultSelector()
     pidfd = -1
@@ -35,6 +41,10 @@ def pump_process(
             if stream is not None and not stream.closed:
                 os.set_blocking(stream.fileno(), False)
                 sel.register(stream.fileno(), selectors.EVENT_READ, buf)
+        if cancel is not None:
+            if cancel.is_set():
+                return True
+            sel.register(cancel.fileno(), selectors.EVENT_READ, cancel)
         if until_exit and proc.poll() is None:
             pidfd = _open_pidfd(proc.pid)
             if pidfd >= 0:
@@ -49,6 +59,8 @@ def pump_process(
                 return True
             wait = remaining if (pidfd >= 0 or not until_exit) else min(remaining, _POLL_S)
             for key, _ in sel.select(timeout=wait):
+                if cancel is not None and key.data is cancel:
+                    return True
                 if key.data is None:
                     sel.unregister(key.fd)
                     continue

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Literal
 
 from sandbox.errorlines import last_error_line
-from sandbox.errors import InterpreterNotFound
+from sandbox.errors import InterpreterNotFound, RunCancelled
 from sandbox.exec.backends import open_sandbox
-from sandbox.exec.base import ExecResult
+from sandbox.exec.base import Cancel, ExecResult
 from sandbox.exec.interpreter import Interpreter, find_interpreter
 from sandbox.testing.arguments import check_backend, check_command, check_tests, check_timeout, check_workspace
 from sandbox.testing.config import RunnerConfig
@@ -42,11 +42,13 @@ def run_tests(
     timeout_s: int = 600,
     backend: Literal["auto", "local", "docker"] = "auto",
     config: RunnerConfig | None = None,
+    cancel: Cancel | None = None,
 ) -> TestRunResult:
     """Run the tests of `workspace` and report them (the `run_tests` contract in DESIGN.md).
 
     Bad arguments raise `RequestRefused` (nothing runs); a requested backend that cannot run here raises
     `BackendUnavailable`. Everything the tests themselves do (fail, crash, hang, print 1 GB) is in the result.
+    Setting `cancel` (from another thread) kills the run and everything it started and raises `RunCancelled`.
     """
     config = config or RunnerConfig()
     ws = check_workspace(workspace)
@@ -70,7 +72,9 @@ def run_tests(
             junit_path = scratch / "junit.xml"
             argv, shown = _command(interpreter, command, entries, junit_path)
             env = run_env(ws, interpreter if command is not None else None)
-            run = sandbox.run(argv, cwd=ws, timeout=timeout_s, env=env, scratch=scratch)
+            run = sandbox.run(argv, cwd=ws, timeout=timeout_s, env=env, scratch=scratch, cancel=cancel)
+            if run.cancelled:
+                raise RunCancelled(f"the run was cancelled after {run.duration_s:g} s")
             junit = parse_junit(junit_path, config.message_chars) if command is None else ParsedReport()
         warnings = sandbox.warnings
         name = sandbox.name

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from mcp_server.cli.sandbox import app
-from sandbox.errors import BackendUnavailable
+from sandbox.errors import BackendUnavailable, RunCancelled
+from sandbox.exec.base import Cancel
 from sandbox.exec.docker import DockerSandbox
 from sandbox.exec.docker_engine import list_containers, open_client
 from sandbox.exec.image import IMAGE_LABEL, build_image
@@ -84,6 +87,22 @@ def test_container_is_replaced_after_a_timeout(make_workspace, runner_config, di
     assert container_id(runner_config, ws) is None
     assert run_tests(ws, tests=["tests/test_ok.py"], backend="docker", config=runner_config).status == "passed"
     assert container_id(runner_config, ws) not in (None, before)
+
+
+def test_a_cancelled_run_discards_the_container_at_once(make_workspace, runner_config, discard_containers) -> None:
+    hang = "import time\n\ndef test_hang():\n    time.sleep(300)\n"
+    ws = make_workspace({"tests/test_hang.py": hang, "tests/test_ok.py": "def test_ok():\n    pass\n"})
+    discard_containers.append(ws)
+    run_tests(ws, tests=["tests/test_ok.py"], backend="docker", config=runner_config)
+    with Cancel() as cancel:
+        threading.Thread(target=lambda: (time.sleep(2), cancel.set()), daemon=True).start()
+        start = time.monotonic()
+        with pytest.raises(RunCancelled):
+            run_tests(
+                ws, tests=["tests/test_hang.py"], backend="docker", timeout_s=120, config=runner_config, cancel=cancel
+            )
+    assert time.monotonic() - start < 30
+    assert container_id(runner_config, ws) is None  # the hanging test went with it
 
 
 def test_processes_left_in_the_container_are_killed_with_it(
