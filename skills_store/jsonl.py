@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from skills_store.bank import SkillBank
 
 MAX_LINE_BYTES = 1_000_000
+#: Characters a JSON string may hold raw that other line readers (`str.splitlines`, JavaScript) break lines at: the
+#: export writes them as escapes so every tool reads one skill a line.
+_ESCAPE_LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})
 
 
 def _reason(exc: ValidationError) -> str:
@@ -68,16 +71,26 @@ def parse_skill_lines(
     return records
 
 
+def split_lines(text: str) -> list[str]:
+    """The lines of a JSONL text: split at "\\n" only (a trailing "\\r" dropped), not at the other breaks of
+    `str.splitlines` (U+2028, U+2029 and U+0085 may stand raw inside a JSON string: older exports hold them so)."""
+    lines = text.split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
 def read_skill_records(path: Path, existing: Callable[[str], Skill | None] | None = None) -> list[dict[str, Any]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as fh:
+            text = fh.read()
     except FileNotFoundError as exc:
         raise InvalidInput(f"{path}: no such file") from exc
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except OSError as exc:
         raise InvalidInput(f"{path}: cannot read ({exc.strerror})") from exc
-    return parse_skill_lines(text.splitlines(), str(path), existing)
+    return parse_skill_lines(split_lines(text), str(path), existing)
 
 
 def merge_record(existing: Skill | None, raw: dict[str, Any]) -> Skill:
@@ -91,8 +104,13 @@ def merge_record(existing: Skill | None, raw: dict[str, Any]) -> Skill:
     return Skill.model_validate(data)
 
 
+def dump_line(skill: Skill) -> str:
+    """One skill as a JSONL line, U+2028, U+2029 and U+0085 escaped (JSON allows them raw; line readers split there)."""
+    return skill.model_dump_json().translate(_ESCAPE_LINE_BREAKS) + "\n"
+
+
 def dump_skills(skills: Iterable[Skill]) -> str:
-    return "".join(skill.model_dump_json() + "\n" for skill in skills)
+    return "".join(dump_line(skill) for skill in skills)
 
 
 def import_records(bank: SkillBank, records: list[dict[str, Any]]) -> tuple[int, int]:

@@ -5,28 +5,37 @@ Each skill becomes a folder `<name>/SKILL.md` (the published Agent Skills rules,
     ---
     name: nameerror-fix-a-misspelt-or-wrong-name-3fa2b1c0   # [a-z0-9-], <= 64, no leading/trailing/double '-',
     description: ... Use when <pattern>.                    #   equal to the folder; description <= 1024
-    metadata:                                               # a map of strings
-      skill_id: sk-...
-      confidence: "0.70"
-      sources: traj-1,traj-2
+    metadata:                                               # a map of strings: every field of the skill
+      skill_id: sk-...                                      #   the body does not hold (title in full, rule as
+      confidence: "0.70"                                    #   JSON, sources comma-separated or, when one holds
+      sources: traj-1,traj-2                                #   a comma, a JSON list, created_at...)
     ---
-    # <title>
+    # <title on one line>
     ## When you see
+    ```text                                                 # a fence longer than any run of backticks in it
+    <pattern>
+    ```
     ## What to do
+    <strategy>
     ## Evidence
 
-Import reads such folders back: skillbank's own exports return to the same skill (by `metadata.skill_id`), and any
-other Agent Skill becomes a skill whose pattern is its "Use when ..." clause (else its description) and whose
-strategy is its body. A folder with an invalid SKILL.md imports nothing and names every problem.
+Import reads such folders back: skillbank's own exports return to the same skill (by `metadata.skill_id`), every
+field as it was, and any other Agent Skill becomes a skill whose pattern is its "Use when ..." clause (else its
+description) and whose strategy is its body. Sections are found outside fenced code blocks only. Importing a SKILL.md
+into a bank that holds its skill overwrites only the fields the file carries (`parse_fields`); a folder with an
+invalid SKILL.md imports nothing and names every problem.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import re
 import tempfile
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +51,9 @@ ALLOWED_FIELDS = frozenset({"name", "description", "license", "allowed-tools", "
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 #: `--for` targets: where each agent looks for project (or user) skills.
 TARGETS = {"claude": Path(".claude/skills"), "codex": Path(".agents/skills"), "cline": Path("~/.cline/skills")}
-_SECTION_RE = re.compile(r"^## (.+?)\s*$", re.M)
-_FENCE_RE = re.compile(r"^```[a-z]*\n(.*?)\n```\s*$", re.S)
+_SECTION_RE = re.compile(r"^## (.+?)\s*$")
+_TITLE_RE = re.compile(r"^# (.+)$")
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 
 def skill_name(skill: Skill) -> str:
@@ -55,9 +65,14 @@ def skill_name(skill: Skill) -> str:
     return f"{slug}-{suffix}" if slug else f"skill-{suffix}"
 
 
+def _flat(text: str) -> str:
+    """`text` on one line: every run of whitespace (line breaks included) one space."""
+    return " ".join(text.split())
+
+
 def _one_line(text: str) -> str:
     # '---' would end the frontmatter for parsers that split on it.
-    return re.sub(r"-{3,}", "--", " ".join(text.split()))
+    return re.sub(r"-{3,}", "--", _flat(text))
 
 
 def description(skill: Skill) -> str:
@@ -70,34 +85,99 @@ def description(skill: Skill) -> str:
     return f"{what} Use when you see: {when}."
 
 
-def render(skill: Skill) -> str:
-    """The SKILL.md text of a skill."""
-    metadata = {
+def _number(value: float) -> str:
+    """Four decimals when they hold the value exactly, else every digit (`repr` reads back the same float)."""
+    short = f"{value:.4f}"
+    return short if float(short) == value else repr(value)
+
+
+def _join_sources(sources: list[str]) -> str:
+    """`a,b` when no source holds a comma (the form older exports wrote), else a JSON list."""
+    plain = ",".join(sources)
+    if all(s and "," not in s for s in sources) and not plain.startswith("["):
+        return plain
+    return json.dumps(sources, ensure_ascii=False)
+
+
+def _split_sources(text: str) -> list[str]:
+    if text.startswith("["):
+        with contextlib.suppress(ValueError):
+            value = json.loads(text)
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                return value
+    return [x for x in text.split(",") if x]
+
+
+def _as_read(text: str) -> str:
+    """`text` as a SKILL.md body gives it back: reading text files turns "\\r\\n" and "\\r" into "\\n"."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+class _Dumper(yaml.SafeDumper):
+    """Writes a string that is not one printable line, or holds '---', double-quoted with escapes: PyYAML would
+    write U+0085 raw and read it back as a space, and the reference parser splits the file at any '---'."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if "---" in value or not value.isprintable() else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def _frontmatter(front: dict[str, Any]) -> str:
+    text = yaml.dump(front, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1 << 30)
+    # Every '---' left is inside a double-quoted scalar, where `\x2D` is a '-'.
+    return re.sub(r"-(?=--)", r"\\x2D", text)
+
+
+def _metadata(skill: Skill) -> dict[str, str]:
+    """Every field of `skill` its SKILL.md body does not give back exactly, as strings."""
+    meta = {
         "skill_id": skill.skill_id,
-        "title": _one_line(skill.title),
-        "confidence": f"{skill.confidence:.4f}",
-        "prior": f"{skill.prior if skill.prior is not None else skill.confidence:.4f}",
+        "title": skill.title,
+        "confidence": _number(skill.confidence),
+        "prior": _number(skill.prior if skill.prior is not None else skill.confidence),
         "successes": str(skill.successes),
         "failures": str(skill.failures),
         "uses": str(skill.uses),
-        "sources": ",".join(skill.sources),
+        "sources": _join_sources(skill.sources),
         "tags": ",".join(skill.tags),
         "language": skill.language or "",
         "repo": skill.repo or "",
-        "generator": "skillbank",
+        "rule": json.dumps([r.model_dump() for r in skill.rule], ensure_ascii=False),
+        "status": skill.status,
+        "created_at": skill.created_at.isoformat(),
+        "updated_at": skill.updated_at.isoformat(),
     }
-    front = {"name": skill_name(skill), "description": description(skill), "metadata": metadata}
-    header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10_000, default_flow_style=False)
+    for key in ("pattern", "strategy"):
+        if _as_read(getattr(skill, key)) != getattr(skill, key):
+            meta[key] = getattr(skill, key)
+    meta["generator"] = "skillbank"
+    return meta
+
+
+def _fence(text: str) -> str:
+    """A backtick fence longer than any run of backticks in `text`, so no line of it closes the fence."""
+    return "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", text)), default=0))
+
+
+def render(skill: Skill) -> str:
+    """The SKILL.md text of a skill."""
+    meta = _metadata(skill)
+    front = {"name": skill_name(skill), "description": description(skill), "metadata": meta}
+    prior = skill.prior if skill.prior is not None else skill.confidence
     evidence = [
-        f"- Confidence {skill.confidence:.2f} (prior {metadata['prior'][:4]}; {skill.successes} successes and "
+        f"- Confidence {skill.confidence:.2f} (prior {prior:.2f}; {skill.successes} successes and "
         f"{skill.failures} failures in sessions that were shown it); shown {skill.uses} times.",
-        f"- Learned from: {', '.join(skill.sources) or 'no recorded session'}.",
-        f"- Language: {skill.language or '-'}; repo: {skill.repo or '-'}; tags: {', '.join(skill.tags) or '-'}.",
+        f"- Learned from: {', '.join(_flat(s) for s in skill.sources) or 'no recorded session'}.",
+        f"- Language: {_flat(skill.language or '-')}; repo: {skill.repo or '-'}; tags: {', '.join(skill.tags) or '-'}.",
     ]
-    pattern = skill.pattern.replace("```", "'''")
+    fence = _fence(skill.pattern)
     return (
-        f"---\n{header}---\n\n# {skill.title}\n\n## When you see\n\n```text\n{pattern}\n```\n\n"
-        f"## What to do\n\n{skill.strategy}\n\n## Evidence\n\n" + "\n".join(evidence) + "\n"
+        f"---\n{_frontmatter(front)}---\n\n# {_flat(skill.title)}\n\n## When you see\n\n{fence}text\n{skill.pattern}\n"
+        f"{fence}\n\n## What to do\n\n{skill.strategy}\n\n## Evidence\n\n" + "\n".join(evidence) + "\n"
     )
 
 
@@ -171,53 +251,134 @@ def validate(front: dict[str, Any], folder: str | None) -> list[str]:
     return problems
 
 
-def _sections(body: str) -> dict[str, str]:
-    parts = _SECTION_RE.split(body)
-    return {parts[i].strip().lower(): parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
+def _fence_marks(lines: list[str]) -> list[str]:
+    """Per line, where it stands: "open" or "close" (a fence), "in" (inside a fenced code block) or "" (outside).
+    CommonMark's rule: a run of 3+ backticks or tildes opens, a run of the same character at least as long closes."""
+    marks, fence = [], ""
+    for line in lines:
+        match = _FENCE_RE.match(line)
+        run, rest = match.groups() if match else ("", "")
+        if not fence:
+            fence = run if run and not (run[0] == "`" and "`" in rest) else ""
+            marks.append("open" if fence else "")
+        elif run[:1] == fence[0] and len(run) >= len(fence) and not rest.strip():
+            fence = ""
+            marks.append("close")
+        else:
+            marks.append("in")
+    return marks
 
 
-def _own_sections(body: str) -> dict[str, str]:
-    """Sections of a SKILL.md skillbank wrote: the strategy may hold `## ` lines of its own, so cut at the
-    first `## What to do` and the last `## Evidence`."""
-    head, _, rest = body.partition("\n## What to do\n")
-    strategy, _, _ = rest.rpartition("\n## Evidence\n")
-    _, _, pattern = head.partition("\n## When you see\n")
-    return {"when you see": pattern.strip(), "what to do": (strategy or rest).strip()}
+def _text(lines: list[str]) -> str:
+    """`lines` joined, blank lines at either end left out."""
+    while lines and not lines[0].strip(" \t"):
+        lines = lines[1:]
+    while lines and not lines[-1].strip(" \t"):
+        lines = lines[:-1]
+    return "\n".join(lines)
 
 
-def parse_skill(text: str, folder: str | None = None) -> Skill:
-    """The skill a SKILL.md describes; `InvalidInput` listing every problem when it breaks the rules."""
-    front, body = split_frontmatter(text)
+def _unfenced(text: str) -> str:
+    """The content of `text` when it is one fenced code block, else `text`."""
+    lines = text.split("\n")
+    marks = _fence_marks(lines)
+    if len(lines) >= 2 and marks[0] == "open" and marks[-1] == "close" and set(marks[1:-1]) <= {"in"}:
+        return "\n".join(lines[1:-1])
+    return text
+
+
+def _headings(lines: list[str], marks: list[str]) -> list[tuple[int, str]]:
+    """(line index, lower-cased text) of every `## ` heading outside fenced code blocks."""
+    found = ((i, _SECTION_RE.match(line)) for i, line in enumerate(lines) if not marks[i])
+    return [(i, match.group(1).strip().lower()) for i, match in found if match]
+
+
+def _title(lines: list[str], marks: list[str], before: int) -> str | None:
+    """The first `# ` heading outside fenced code blocks above line `before`."""
+    for i, line in enumerate(lines[:before]):
+        match = None if marks[i] else _TITLE_RE.match(line)
+        if match:
+            return match.group(1).strip()
+    return None
+
+
+def _sections(lines: list[str], marks: list[str]) -> dict[str, str]:
+    heads = _headings(lines, marks)
+    ends = [i for i, _ in heads[1:]] + [len(lines)] if heads else []
+    return {name: _text(lines[i + 1 : end]) for (i, name), end in zip(heads, ends, strict=True)}
+
+
+def _own_sections(lines: list[str], marks: list[str]) -> dict[str, str] | None:
+    """Sections of a SKILL.md skillbank wrote: the pattern is fenced, and the strategy may hold `## ` lines and
+    unclosed fences of its own, so it runs from the first `## What to do` after the pattern to the last
+    `## Evidence`. None when the file no longer has that shape (then it reads as any Agent Skill)."""
+    heads = _headings(lines, marks)
+    when = next((i for i, name in heads if name == "when you see"), None)
+    what = next((i for i, name in heads if name == "what to do" and (when is None or i > when)), None)
+    if when is None or what is None:
+        return None
+    evidence = max((i for i in range(what + 1, len(lines)) if lines[i].rstrip() == "## Evidence"), default=len(lines))
+    return {"when you see": _text(lines[when + 1 : what]), "what to do": _text(lines[what + 1 : evidence])}
+
+
+def _exact(value: str | None, shown: str, form: Callable[[str], str]) -> str:
+    """`value`, the exact text metadata carries for a field the body shows as `shown`, unless the body was edited."""
+    return value if value is not None and form(value) == shown else shown
+
+
+def parse_fields(text: str, folder: str | None = None) -> dict[str, Any]:
+    """The fields of a skill a SKILL.md carries, validated, as JSON values (an import record: importing it over a
+    stored skill changes only those); `InvalidInput` listing every problem when it breaks the rules."""
+    front, body = split_frontmatter(_as_read(text))
     problems = validate(front, folder)
     if problems:
         raise InvalidInput("; ".join(problems))
     meta: dict[str, str] = front.get("metadata") or {}
-    sections = _own_sections(body) if meta.get("generator") == "skillbank" else _sections(body)
-    title_match = re.search(r"^# (.+)$", body, re.M)
+    own = meta.get("generator") == "skillbank"
+    lines = body.split("\n")
+    marks = _fence_marks(lines)
+    sections = (_own_sections(lines, marks) if own else None) or _sections(lines, marks)
+    first = min((i for i, _ in _headings(lines, marks)), default=len(lines)) if own else len(lines)
+    title = _title(lines, marks, first)
     desc = " ".join(front["description"].split())
     when = re.search(r"Use when(?: you see)?:?\s*(.+)$", desc, re.S)
-    pattern = sections.get("when you see") or (when.group(1).rstrip(".") if when else desc)
-    fenced = _FENCE_RE.match(pattern)
-    sources = [x for x in meta.get("sources", "").split(",") if x]
-    if not sources and meta.get("generator") != "skillbank":
-        sources = [f"skill-md:{front['name']}"]
+    pattern = _unfenced(sections.get("when you see") or (when.group(1).rstrip(".") if when else desc))
+    strategy = sections.get("what to do") or body or desc
+    if own:
+        title = title and _exact(meta.get("title"), title, _flat)
+        pattern = _exact(meta.get("pattern"), pattern, _as_read)
+        strategy = _exact(meta.get("strategy"), strategy, _as_read)
     fields: dict[str, Any] = {
         "skill_id": meta.get("skill_id") or f"skillmd-{front['name']}",
-        "title": title_match.group(1).strip() if title_match else meta.get("title") or front["name"],
-        "pattern": truncate_text(fenced.group(1) if fenced else pattern, 4000),
-        "strategy": truncate_text(sections.get("what to do") or body or desc, 8000),
-        "sources": sources,
-        "tags": [t for t in meta.get("tags", "").split(",") if t],
-        "language": meta.get("language") or None,
-        "repo": meta.get("repo") or None,
+        "title": title or meta.get("title") or front["name"],
+        "pattern": truncate_text(pattern, 4000),
+        "strategy": truncate_text(strategy, 8000),
     }
+    if "sources" in meta or not own:
+        fields["sources"] = _split_sources(meta.get("sources", "")) or ([] if own else [f"skill-md:{front['name']}"])
+    if "tags" in meta:
+        fields["tags"] = [t for t in meta["tags"].split(",") if t]
+    fields.update({key: meta[key] or None for key in ("language", "repo") if key in meta})
     for key in ("confidence", "prior"):
         if meta.get(key):
             fields[key] = float(meta[key])
     for key in ("successes", "failures", "uses"):
         if meta.get(key):
             fields[key] = int(meta[key])
-    return Skill.model_validate(fields)
+    if own:  # other tools' metadata may use these names for something else
+        fields.update({key: meta[key] for key in ("status", "created_at", "updated_at") if meta.get(key)})
+        if meta.get("rule"):
+            try:
+                fields["rule"] = json.loads(meta["rule"])
+            except ValueError as exc:
+                raise InvalidInput(f"metadata `rule` is not a JSON list of rewrites ({exc})") from None
+    return Skill.model_validate(fields).model_dump(mode="json", include=set(fields))
+
+
+def parse_skill(text: str, folder: str | None = None) -> Skill:
+    """The skill a SKILL.md describes (fields it does not carry at their defaults); `InvalidInput` listing every
+    problem when it breaks the rules."""
+    return Skill.model_validate(parse_fields(text, folder))
 
 
 def skill_files(path: Path) -> list[Path]:
@@ -241,22 +402,30 @@ class SkillFolderImportFailed(InvalidInput):
         super().__init__(f"{path}: {len(problems)} invalid SKILL.md file(s), nothing imported:\n{lines}")
 
 
-def read_skill_folders(path: Path) -> list[Skill]:
-    """Every skill under `path`; `SkillFolderImportFailed` naming each bad file when any is invalid."""
-    skills: list[Skill] = []
+def read_skill_folder_records(path: Path) -> list[dict[str, Any]]:
+    """Every skill under `path` as an import record: the fields its SKILL.md carries, JSON values (the form
+    `jsonl.import_records` upserts, leaving a stored skill's other fields as they are). `SkillFolderImportFailed`
+    naming each bad file when any is invalid."""
+    records: list[dict[str, Any]] = []
     problems: list[tuple[str, str]] = []
     seen: dict[str, Path] = {}
     for file in skill_files(path):
         try:
-            skill = parse_skill(file.read_text(encoding="utf-8"), file.parent.name)
+            fields = parse_fields(file.read_text(encoding="utf-8"), file.parent.name)
         except (InvalidInput, ValueError, OSError) as exc:
             problems.append((str(file), str(exc).replace("\n", " ")))
             continue
-        if skill.skill_id in seen:
-            problems.append((str(file), f"skill_id {skill.skill_id!r} is also in {seen[skill.skill_id]}"))
+        if fields["skill_id"] in seen:
+            problems.append((str(file), f"skill_id {fields['skill_id']!r} is also in {seen[fields['skill_id']]}"))
             continue
-        seen[skill.skill_id] = file
-        skills.append(skill)
+        seen[fields["skill_id"]] = file
+        records.append(fields)
     if problems:
         raise SkillFolderImportFailed(path, problems)
-    return skills
+    return records
+
+
+def read_skill_folders(path: Path) -> list[Skill]:
+    """Every skill under `path` (fields its SKILL.md does not carry at their defaults); `SkillFolderImportFailed`
+    naming each bad file when any is invalid."""
+    return [Skill.model_validate(record) for record in read_skill_folder_records(path)]
