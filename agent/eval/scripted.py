@@ -1,7 +1,10 @@
 """`scripted:KIND` models: deterministic stand-ins that run the whole eval offline, for tests and demos.
 
-They read the task id from the prompt and answer from the task folder, so a run with them checks the harness
-(copies, patches, grading, trajectories, distillation, statistics, report), never a model. Kinds:
+They answer from the task folder of the task the prompt's header names (`Task ID:` opens the one-shot prompt and
+the agentic task), never of another task the skills block mentions (a skill's sources and examples name the tasks
+it was learned on); a prompt without that header is searched for any known task id, longest first. A run with
+them checks the harness (copies, patches, grading, trajectories, distillation, statistics, report), never a model.
+Kinds:
 
     scripted:gold    always the gold patch
     scripted:wrong   never a usable patch
@@ -35,6 +38,8 @@ from agent.tasks.model import TaskFolder
 
 KINDS = ("gold", "wrong", "mixed", "skills")
 SKILL_ID_RE = re.compile(r"\bsk-[0-9a-f]{6,}\b")
+HEADER_RE = re.compile(r"(?:Task: )?Task ([A-Za-z0-9][A-Za-z0-9._-]*):\n")
+"""The task header: `Task ID:` opens the one-shot prompt; the agent's prompt opens `Task: ` + the eval's task text."""
 
 
 class ScriptedModelError(EvalError):
@@ -57,6 +62,18 @@ def _prompt_text(messages: list[ModelMessage]) -> str:
     return "\n".join(parts)
 
 
+def _task_id(messages: list[ModelMessage], text: str, ids: list[str]) -> str | None:
+    """The task the prompt is about: the id in the header of its first user prompt, else any known id in it."""
+    first = next(
+        (p.content for m in messages if isinstance(m, ModelRequest) for p in m.parts if isinstance(p, UserPromptPart)),
+        None,
+    )
+    header = HEADER_RE.match(first) if isinstance(first, str) else None
+    if header is not None and header.group(1) in ids:
+        return header.group(1)
+    return next((t for t in ids if t in text), None)
+
+
 def _chance(*keys: object) -> bool:
     digest = hashlib.sha256("\0".join(map(str, keys)).encode()).digest()
     return digest[0] % 2 == 0
@@ -70,7 +87,7 @@ def scripted_model(spec: str, tasks: Mapping[str, TaskFolder]) -> FunctionModel:
 
     def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         text = _prompt_text(messages)
-        task_id = next((t for t in ids if t in text), None)
+        task_id = _task_id(messages, text, ids)
         settings: Mapping[str, Any] = info.model_settings or {}
         sample = settings.get("seed", 0)
         gold = tasks[task_id].gold_patch if task_id else None

@@ -16,24 +16,15 @@ from typing import Annotated, Any
 import anyio
 import typer
 
-from mcp_server.cli.common import clean_errors, fail, load_settings
+from mcp_server.cli.common import clean_errors, fail, load_settings, unreachable_hint
 
 
 def _server_env(home: Path) -> dict[str, str]:
     return {**os.environ, "SKILLBANK_HOME": str(home)}
 
 
-def _unreachable(error: str | None, spec: str) -> str | None:
-    """A one-line hint naming the variable when the model endpoint could not be reached at all."""
-    if not error or not any(w in error for w in ("Connection error", "ConnectError", "connection refused", "404")):
-        return None
-    variable = "ANTHROPIC_BASE_URL" if spec.startswith("anthropic:") else "OPENAI_BASE_URL"
-    where = os.environ.get(variable) or "the provider's default URL"
-    return f"could not reach the model {spec!r} at {where}: {error.splitlines()[0]}; check {variable}"
-
-
 def _check_reachable(result: Any, spec: str) -> None:
-    hint = _unreachable(result.error, spec) if result.requests <= 1 else None
+    hint = unreachable_hint(result.error, spec) if result.requests <= 1 else None
     if hint:
         fail(hint)
 

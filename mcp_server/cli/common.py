@@ -30,6 +30,16 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+def unreachable_hint(error: str | None, spec: str) -> str | None:
+    """A one-line hint naming the variable when the model endpoint could not be reached at all (`agent`, `distill`:
+    exit 2, the configuration's fault); None for any other error (the model was reached, so the run failed)."""
+    if not error or not any(w in error for w in ("Connection error", "ConnectError", "connection refused", "404")):
+        return None
+    variable = "ANTHROPIC_BASE_URL" if spec.startswith("anthropic:") else "OPENAI_BASE_URL"
+    where = os.environ.get(variable) or "the provider's default URL"
+    return f"could not reach the model {spec!r} at {where}: {error.splitlines()[0]}; check {variable}"
+
+
 def load_settings() -> Settings:
     try:
         return Settings()
@@ -147,7 +157,7 @@ def progress_bar() -> Progress:
 
     return Progress(
         SpinnerColumn(),
-        TextColumn("[progress.description]{task.description}"),
+        TextColumn("{task.description}", style="progress.description", markup=False),  # a path or model name is data
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),

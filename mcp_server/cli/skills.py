@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from mcp_server.cli.common import bank_exists, clean_errors, fail, load_settings, open_bank_cli, open_catalog
 from mcp_server.cli.skills_upkeep import approve, dedupe, prune, reindex, reject
@@ -27,7 +27,9 @@ from skills_store.models import Skill, SkillStatus
 from skills_store.search.filters import Filters
 
 app = typer.Typer(help="Manage the skill bank.", no_args_is_help=True)
-console = Console()
+console = Console(markup=False, emoji=False, soft_wrap=True)
+"""Skill text is data: nothing printed here is read as rich markup (`[/bold]`, `[link=...]`) or an emoji code, nor
+broken into lines at the terminal's width (a pipe gets the lines whole)."""
 
 
 def _list_skills(
@@ -90,11 +92,11 @@ def _load_skill_files(path: Path, settings: Settings) -> list[dict]:
     is refused before the model loads. A line may name only some fields of a stored skill: those are looked up in
     the catalog, or on a fresh home in the starter pack that opening the bank will seed.
     """
-    from skills_store.skill_md import read_skill_folders
+    from skills_store.skill_md import read_skill_folder_records
     from skills_store.starter import load_starter_pack
 
     if path.is_dir() or path.name == "SKILL.md":
-        return [s.model_dump(mode="json") for s in read_skill_folders(path)]
+        return read_skill_folder_records(path)  # only the fields each file carries: a re-import changes no others
     path_db = settings.home / "catalog.db"
     catalog = Catalog(path_db, readonly=True) if path_db.is_file() else None
     seeded = {} if catalog or not settings.starter_skills else {s.skill_id: s for s in load_starter_pack()}
@@ -229,9 +231,9 @@ def show(
     if as_json:
         typer.echo(json.dumps(skill.model_dump(mode="json"), indent=2))
         return
-    console.print(f"[bold]{skill.title}[/bold]  ({skill.skill_id})")
-    console.print(f"When you see: {skill.pattern}", markup=False)
-    console.print(f"Do: {skill.strategy}", markup=False)
+    console.print(Text.assemble((skill.title, "bold"), f"  ({skill.skill_id})"))
+    console.print(f"When you see: {skill.pattern}")
+    console.print(f"Do: {skill.strategy}")
     console.print(
         f"confidence {skill.confidence:.2f} (prior {skill.prior:.2f}, {skill.successes} successes, "
         f"{skill.failures} failures), {skill.uses} uses; language {skill.language or '-'}, repo {skill.repo or '-'}, "
@@ -254,9 +256,11 @@ def search(
     for i, hit in enumerate(hits, 1):
         relevance = f"relevance {hit.relevance:.2f}, " if hit.relevance is not None else ""
         console.print(
-            f"{i}. {relevance}score {hit.score:.3f} [bold]{escape(hit.skill.title)}[/bold] ({hit.skill.skill_id})"
+            Text.assemble(
+                f"{i}. {relevance}score {hit.score:.3f} ", (hit.skill.title, "bold"), f" ({hit.skill.skill_id})"
+            )
         )
-        console.print(f"   {hit.skill.pattern}", markup=False)
+        console.print(f"   {hit.skill.pattern}")
     if not hits:
         typer.echo("no skills matched")
 

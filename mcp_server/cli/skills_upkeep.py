@@ -29,7 +29,8 @@ from mcp_server.cli.common import (
     open_catalog,
 )
 
-console = Console()
+console = Console(markup=False, emoji=False)
+"""Skill text is data: a title is never read as rich markup (`[/bold]`) or an emoji code."""
 
 
 def reindex(

@@ -17,7 +17,7 @@ from mcp_server.cli.distill import distill
 from mcp_server.cli.skills import app
 from mcp_server.services import open_bank
 from mcp_server.settings import Settings
-from skills_store.models import Skill, Step, utcnow
+from skills_store.models import EditRewrite, Skill, Step, utcnow
 from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 runner = CliRunner()
@@ -63,6 +63,33 @@ def test_export_skill_md_writes_valid_folders_that_import_back(home: Path, tmp_p
     assert result.exit_code == 0, result.output
     assert "2 added, 0 updated" in result.output
     assert ids(home) == ["sk-stale", "sk-typo"]
+
+
+def test_a_skill_md_import_over_a_stored_skill_keeps_the_fields_the_file_does_not_carry(
+    home: Path, tmp_path: Path
+) -> None:
+    bank = open_bank(Settings())
+    [typo] = [s for s in bank.list_skills() if s.skill_id == "sk-typo"]
+    bank.upsert([typo.model_copy(update={"rule": [EditRewrite(before="prnt(", after="print(")]})])
+    bank.close()
+    out = tmp_path / "skills"
+    assert runner.invoke(app, ["export", "--format", "skill-md", "--out", str(out)]).exit_code == 0
+    [skill_md] = [f / "SKILL.md" for f in out.iterdir() if "sk-typo" in (f / "SKILL.md").read_text()]
+    older = "".join(  # what an export written before rule, status and the dates were kept looks like
+        line
+        for line in skill_md.read_text().splitlines(keepends=True)
+        if not line.lstrip().startswith(("rule:", "status:", "created_at:", "updated_at:"))
+    )
+    skill_md.write_text(older.replace("Rename it.", "Rename it to the defined name."))
+    result = runner.invoke(app, ["import", str(skill_md.parent)])
+    assert result.exit_code == 0, result.output
+    assert "1 updated" in result.output
+    bank = open_bank(Settings())
+    [after] = [s for s in bank.list_skills() if s.skill_id == "sk-typo"]
+    bank.close()
+    assert after.strategy == "Rename it to the defined name."
+    assert [(r.before, r.after) for r in after.rule] == [("prnt(", "print(")]
+    assert after.created_at == typo.created_at
 
 
 @pytest.mark.parametrize(("agent", "where"), [("claude", ".claude/skills"), ("codex", ".agents/skills")])
