@@ -21,11 +21,13 @@ def demo(
     seed: Annotated[int, typer.Option(help="Seed of the task order and the held-out split.")] = 0,
 ) -> None:
     """Synthesize tasks, let a scripted agent solve them over MCP, distill skills, write the eval report."""
-    from mcp_server.demo import DemoError, run_demo
+    from mcp_server.demo import DemoArgumentError, DemoError, run_demo
 
     settings = load_settings()
     with clean_errors():
         try:
             run_demo(out, home, n=n, seed=seed, embedder=settings.embedder)
+        except DemoArgumentError as exc:
+            fail(str(exc), code=2)
         except DemoError as exc:
             fail(f"demo failed: {exc}", code=1)

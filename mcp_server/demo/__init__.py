@@ -9,9 +9,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from mcp_server.demo.loop import HARNESS_LABEL, DemoError, DemoResult, Steps, run_loop
+from mcp_server.demo.loop import HARNESS_LABEL, DemoArgumentError, DemoError, DemoResult, Steps, run_loop
 
-__all__ = ["CONNECT", "HARNESS_LABEL", "DemoError", "DemoResult", "run_demo"]
+__all__ = ["CONNECT", "HARNESS_LABEL", "DemoArgumentError", "DemoError", "DemoResult", "run_demo"]
 
 CONNECT = """\
 Connect your own agent (stdio; the server runs in your repository). skillbank writes the config itself:
@@ -39,9 +39,9 @@ def run_demo(
     """Run the loop into `out` (default: a new temporary dir, kept so the report can be opened)."""
     console = console or Console(soft_wrap=True)
     if out is not None and out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise DemoError(f"--out {out} exists and is not an empty directory; pick a new one")
+        raise DemoArgumentError(f"--out {out} exists and is not an empty directory; pick a new one")
     if home is not None and out is not None and home.resolve().is_relative_to(out.resolve()):
-        raise DemoError(f"--home {home} must not be inside --out {out}")
+        raise DemoArgumentError(f"--home {home} must not be inside --out {out}")
     out = out or Path(tempfile.mkdtemp(prefix="skillbank-demo-"))
     out.mkdir(parents=True, exist_ok=True)
     steps = Steps(console)

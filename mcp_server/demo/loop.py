@@ -33,6 +33,10 @@ class DemoError(Exception):
     """A step of the demo did not produce what the next one needs."""
 
 
+class DemoArgumentError(DemoError):
+    """The demo was given an `--out` or `--home` it cannot use; nothing was run."""
+
+
 @dataclass
 class DemoResult:
     out: Path

@@ -79,6 +79,6 @@ def test_the_demo_refuses_an_out_dir_that_holds_something_and_leaves_it_alone(
     (out / "keep.txt").write_text("mine")
     run = subprocess.run([skillbank_exe, "demo", "--out", str(out)], capture_output=True, text=True, env=_env(),
                          timeout=60)  # fmt: skip
-    assert run.returncode != 0
+    assert run.returncode == 2  # bad input, like every other command's
     assert "is not an empty directory" in run.stderr
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
