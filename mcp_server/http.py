@@ -2,17 +2,22 @@
 
 Over stdio the client is the local user's own agent. Over HTTP anyone who reaches the port is a client, so:
 - binding anything but loopback requires a token (`SKILLBANK_TOKEN`), and with a token every request must carry
-  `Authorization: Bearer <token>` or gets 401;
+  `Authorization: Bearer <token>` (the scheme in any case, as RFC 9110 has it) or gets 401;
 - the SDK's Host/Origin checks stay on (DNS-rebinding protection): loopback names, the bound host, this machine's
   names when bound to all interfaces, and every `--allowed-host` (the name or IP clients put in their URL). A
   request for another host gets 421 with a message naming the host and the option that accepts it, and the
-  startup line on stderr lists what is accepted;
+  startup line on stderr lists what is accepted. Host names match in any case (`Host` and `Origin` are lowercased
+  before the SDK's check, which compares them as written);
 - `run_tests` and `apply_patch` (a remote shell, in effect) are only exposed with `--allow-exec`.
+
+The port is bound before the startup line is printed: a port in use (or one that cannot be bound) is a
+`ConfigError` naming it and the option to change, not a line claiming to serve followed by uvicorn's error.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hmac
 import ipaddress
 import json
@@ -46,14 +51,16 @@ class BearerAuth:
 
     def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
-        self._expected = f"Bearer {token}".encode()
+        self._expected = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         given = dict(scope.get("headers") or []).get(b"authorization", b"")
-        if hmac.compare_digest(given, self._expected):
+        scheme, _, credentials = given.strip().partition(b" ")
+        matches = hmac.compare_digest(credentials.lstrip(b" "), self._expected)  # the token: constant time
+        if matches and scheme.lower() == b"bearer":  # the scheme is case-insensitive (RFC 9110 11.1)
             await self.app(scope, receive, send)
             return
         payload = {"error": "unauthorized", "detail": "send Authorization: Bearer <SKILLBANK_TOKEN>"}
@@ -177,9 +184,11 @@ class HostCheck:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        given = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1").lower()
+        # Host names are case-insensitive; the SDK's check behind this one compares Host and Origin as written
+        headers = [(k, v.lower() if k in (b"host", b"origin") else v) for k, v in scope.get("headers") or []]
+        given = dict(headers).get(b"host", b"").decode("latin-1")
         if self.policy.accepts(given):
-            await self.app(scope, receive, send)
+            await self.app({**scope, "headers": headers}, receive, send)
             return
         name = given.rpartition(":")[0] if given.rpartition(":")[2].isdigit() else given
         detail = (
@@ -220,6 +229,7 @@ async def serve_http(
     extra_hosts = tuple(extra_hosts)
     app = http_app(server, host=host, token=token, extra_hosts=extra_hosts)
     policy = HostPolicy.for_bind(host, extra_hosts)
+    sock = bind_socket(host, port)
     print(
         f"skillbank: serving MCP over HTTP on {_bracket(host)}:{port} (path /mcp); accepting Host {policy.describe()}"
         " (any port unless given); clients that use another name or IP need --allowed-host NAME",
@@ -227,4 +237,30 @@ async def serve_http(
         flush=True,
     )
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    await uvicorn.Server(config).serve()
+    try:
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """The listening socket, bound as uvicorn binds it; a port that cannot be had is a `ConfigError` saying why."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        where = f"{_bracket(host)}:{port}"
+        if exc.errno == errno.EADDRINUSE:
+            problem = f"port {port} is already in use on {host} (another skillbank serve, or another program)"
+            fix = "stop that program, or serve on a free port with --port N"
+        elif exc.errno == errno.EACCES:
+            problem, fix = f"not allowed to listen on {where}", "ports below 1024 need privileges: pick another --port"
+        elif exc.errno == errno.EADDRNOTAVAIL:
+            problem = f"cannot listen on {host}: not an address of this machine"
+            fix = "give --host 127.0.0.1, 0.0.0.0 or one of its own addresses"
+        else:
+            problem, fix = f"cannot listen on {where} ({exc.strerror or exc})", "check --host and --port"
+        raise ConfigError(f"{problem}; {fix}") from None
+    return sock

@@ -2,7 +2,9 @@
 
 Each keeps what is in the client's config, writes a backup before changing a file, refuses to replace a different
 server of the same name unless forced, reports every change, and is idempotent. Uninstall removes exactly what
-install added: the `skillbank` server entry, and the hook entries it merged; containers it emptied go too.
+install added: a file still as install left it gets its pre-install bytes back from the backup; one edited since
+loses only the `skillbank` server entry, the approval and the hook entries install merged (containers it emptied
+go too), in the file's own layout. The rules for backups, symlinks and modes are in `files`.
 """
 
 from __future__ import annotations

@@ -1,22 +1,25 @@
 """Cline: `cline_mcp_settings.json` of the Cline CLI (`$CLINE_DIR/data/settings`, default `~/.cline`) and of the
 VS Code extension (its globalStorage folder, when VS Code is installed).
 
-Both read the same entry: `command`, `args`, `env`, `disabled`, `timeout` (seconds; Cline's default of 60 is too
-short for a test suite) and `autoApprove` for the read-only `search_skills`. Cline's settings are global, so the
-server is pinned to the workspace and the scope is always `user`.
+Both read the same entry: `command`, `args`, `env`, `disabled`, `timeout` (seconds per tool call: Cline's default
+of 60 is too short for a test suite, and 600 would end the wait just as a `run_tests` at its default limit answers,
+so it is Codex's 900) and `autoApprove` for the read-only `search_skills`. Cline's settings are global, so the server
+is pinned to the workspace and the scope is always `user`.
 """
 
 from __future__ import annotations
 
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agent.install.files import Change, InstallError, dump_json, finish, read_json, save
-from agent.install.target import Target, drop_server, put_server
+from agent.install.files import Change, Edit, InstallError, dump_json, parse_json, read_text, save_edit, undo
+from agent.install.target import NAME, TOOL_TIMEOUT_S, Target, drop_server, is_skillbank, put_server
 
 EXTENSION_ID = "saoudrizwan.claude-dev"
-TIMEOUT_S = 600
+#: Seconds Cline waits for a tool call: longer than a `run_tests` that reaches its default limit (see TOOL_TIMEOUT_S).
+TIMEOUT_S = TOOL_TIMEOUT_S
 AUTO_APPROVE = ["search_skills"]
 
 
@@ -62,13 +65,33 @@ def _servers(data: dict[str, Any], path: Path) -> dict[str, Any]:
     return servers
 
 
+def _edit(target: Target, old: str | None, path: Path, force: bool) -> Edit:
+    data = parse_json(old, path)
+    servers = _servers(data, path)
+    pre_install = not is_skillbank(servers.get(NAME))
+    what = put_server(servers, server_entry(target), path, force)
+    if what is None:
+        return Edit(old or "", "the skillbank server is already there", pre_install)
+    return Edit(dump_json(data, like=old), what, pre_install)
+
+
+def _removal(target: Target, path: Path, text: str, backup: str | None) -> tuple[str, str] | None:
+    data = parse_json(text, path)
+    servers = data.get("mcpServers")
+    if not (isinstance(servers, dict) and drop_server(servers, server_entry(target), path, target.force)):
+        return None
+    if not servers:
+        del data["mcpServers"]
+    return dump_json(data, like=text), "removed the skillbank server"
+
+
+def _installed(target: Target, path: Path, backup: str | None) -> str:
+    return _edit(target, backup, path, True).text
+
+
 def install(target: Target) -> list[Change]:
-    planned = []
-    for path in files(target):  # check every file before writing any
-        data = read_json(path)
-        what = put_server(_servers(data, path), server_entry(target), path, target.force)
-        planned.append((path, data, what))
-    return [save(p, dump_json(d), what or "the skillbank server is already there") for p, d, what in planned]
+    planned = [(path, _edit(target, read_text(path), path, target.force)) for path in files(target)]  # check all first
+    return [save_edit(path, edit) for path, edit in planned]
 
 
 def uninstall(target: Target) -> list[Change]:
@@ -76,11 +99,11 @@ def uninstall(target: Target) -> list[Change]:
     for path in files(target):
         if not path.exists():
             continue
-        data = read_json(path)
-        servers = data.get("mcpServers")
-        removed = isinstance(servers, dict) and drop_server(servers, server_entry(target), path, target.force)
-        if isinstance(servers, dict) and not servers:
-            del data["mcpServers"]
-        what = "removed the skillbank server" if removed else "no skillbank server"
-        changes.append(finish(path, data, what, deletable=True))
+        change = undo(
+            path,
+            installed=partial(_installed, target, path),
+            remove=partial(_removal, target, path),
+            deletable=True,
+        )
+        changes.append(change or Change(path=str(path), action="unchanged", what="no skillbank server"))
     return changes

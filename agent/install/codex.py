@@ -1,27 +1,32 @@
 """Codex: `[mcp_servers.skillbank]` in `$CODEX_HOME/config.toml` (default `~/.codex/config.toml`).
 
-The file is edited with tomlkit, so the user's comments, key order and formatting survive. `tool_timeout_sec` is
-raised because `run_tests` may run the whole suite (Codex waits 60 s by default); `SKILLBANK_*` settings seen at
-install time are pinned in `env`, since Codex starts servers with a minimal environment. `required = true` makes
-Codex wait for the server before the first turn (otherwise its tools join only later turns), and `search_skills`
-is approved up front. Codex 0.169 no longer needs that entry (`search_skills` is annotated read-only, and Codex's
-automatic mode asks only before tools that are not read-only and may be destructive or open-world; a `codex exec`
-run without it still calls the tool, checked); it is kept because it is harmless and holds where Codex would ask
-anyway (`default_tools_approval_mode = "prompt"` on the server, older clients), since `codex exec` cannot ask.
+The file is edited with tomlkit, so the user's comments, key order and formatting survive; the new table goes after
+the other servers, before the comments that lead into the next table (`toml_layout`). `mcp_servers` may be any TOML
+table: split by other tables, written with dotted keys, or inline (`mcp_servers = { a = {...} }`, where the entry is
+added inline too). `tool_timeout_sec` is raised because `run_tests` may run the whole suite (Codex waits 60 s by
+default) and must be able to answer at its own limit (`TOOL_TIMEOUT_S`); `SKILLBANK_*` settings seen at install time
+are pinned in `env`, since Codex starts servers with a minimal environment. `required = true` makes Codex wait for
+the server before the first turn (otherwise its tools join only later turns), and `search_skills` is approved up
+front. Codex 0.169 no longer needs that entry (`search_skills` is annotated read-only, and Codex's automatic mode
+asks only before tools that are not read-only and may be destructive or open-world; a `codex exec` run without it
+still calls the tool, checked); it is kept because it is harmless and holds where Codex would ask anyway
+(`default_tools_approval_mode = "prompt"` on the server, older clients), since `codex exec` cannot ask.
 """
 
 from __future__ import annotations
 
+import tomllib
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
 import tomlkit
-from tomlkit.items import Table
+from tomlkit.items import InlineTable, Table
 
-from agent.install.files import Change, InstallError, dump_toml, read_toml, save
-from agent.install.target import NAME, Target, conflict, is_skillbank, same_server
+from agent.install.files import Change, Edit, InstallError, parse_toml, read_text, save_edit, undo
+from agent.install.target import NAME, TOOL_TIMEOUT_S, Target, conflict, is_skillbank, same_server
+from agent.install.toml_layout import insert_table, remove_table
 
-TOOL_TIMEOUT_S = 900
 STARTUP_TIMEOUT_S = 60
 #: Tools Codex may call without asking, even where its approval settings would ask (`codex exec` cannot ask).
 APPROVED = ("search_skills",)
@@ -49,29 +54,15 @@ def _plain(value: Any) -> Any:
     return value.unwrap() if hasattr(value, "unwrap") else value
 
 
-def _servers(doc: tomlkit.TOMLDocument, path: Path, create: bool) -> Table | None:
+def _servers(doc: tomlkit.TOMLDocument, path: Path) -> MutableMapping[str, Any] | None:
+    """`mcp_servers` as tomlkit holds it: a table, one split by other tables (a proxy), or an inline table."""
     servers = doc.get("mcp_servers")
-    if servers is None:
-        if not create:
-            return None
-        servers = tomlkit.table(is_super_table=True)
-        doc["mcp_servers"] = servers
-    if not isinstance(servers, Table):
+    if servers is not None and not isinstance(servers, MutableMapping):
         raise InstallError(f"{path}: mcp_servers is not a table; fix it, then run again")
     return servers
 
 
-def install(target: Target) -> list[Change]:
-    path = config_file(target)
-    doc = read_toml(path)
-    servers = _servers(doc, path, create=True)
-    assert servers is not None
-    wanted = server_entry(target)
-    existing = _plain(servers.get(NAME))
-    if existing is not None and same_server(existing, wanted):
-        return [save(path, dump_toml(doc), "the skillbank server is already there")]
-    if existing is not None and not target.force:
-        raise conflict(path, "install")
+def _table(wanted: dict[str, Any]) -> Table:
     table = tomlkit.table()
     for key, value in wanted.items():
         if key == "env":
@@ -86,27 +77,89 @@ def install(target: Target) -> list[Change]:
             table[key] = tools
         else:
             table[key] = value
-    if servers.get(NAME) is None and len(servers):
-        table.add(tomlkit.nl())  # a blank line before whatever table follows, as the user's own tables have
+    return table
+
+
+def _inline(value: dict[str, Any]) -> InlineTable:
+    table = tomlkit.inline_table()
+    for key, item in value.items():
+        table[key] = _inline(item) if isinstance(item, dict) else item
+    return table
+
+
+def _alone(table: Table) -> str:
+    """The table's text as `[mcp_servers.skillbank]` and its sub-tables."""
+    doc = tomlkit.document()
+    servers = tomlkit.table(is_super_table=True)
     servers[NAME] = table
+    doc["mcp_servers"] = servers
+    return tomlkit.dumps(doc)
+
+
+def _same(text: str, other: str) -> bool:
+    try:
+        return tomllib.loads(text) == tomllib.loads(other)
+    except tomllib.TOMLDecodeError:
+        return False
+
+
+def _edit(target: Target, old: str | None, path: Path, force: bool) -> Edit:
+    doc = parse_toml(old, path)
+    servers = _servers(doc, path)
+    wanted = server_entry(target)
+    existing = _plain(servers.get(NAME)) if servers is not None else None
+    if existing is not None and same_server(existing, wanted):
+        return Edit(old or "", "the skillbank server is already there", pre_install=False)
+    if existing is not None and not force:
+        raise conflict(path, "install")
     what = "replaced the skillbank server" if existing is not None else "added [mcp_servers.skillbank]"
-    return [save(path, dump_toml(doc), what)]
+    pre_install = not is_skillbank(existing)
+    if isinstance(servers, InlineTable):
+        servers[NAME] = _inline(wanted)
+        inline = what.replace("[mcp_servers.skillbank]", "skillbank to the inline mcp_servers")
+        return Edit(tomlkit.dumps(doc), inline, pre_install)
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        doc["mcp_servers"] = servers
+    servers[NAME] = _table(wanted)
+    placed = tomlkit.dumps(doc)
+    if existing is not None:  # replaced where it was
+        return Edit(placed, what, pre_install)
+    text = insert_table(old or "", placed, _alone(_table(wanted)))
+    return Edit(text if _same(text, placed) else placed, what, pre_install)
+
+
+def install(target: Target) -> list[Change]:
+    path = config_file(target)
+    return [save_edit(path, _edit(target, read_text(path), path, target.force))]
+
+
+def _removal(target: Target, text: str, path: Path) -> tuple[str, str] | None:
+    doc = parse_toml(text, path)
+    servers = _servers(doc, path)
+    existing = _plain(servers.get(NAME)) if servers is not None else None
+    if servers is None or existing is None:
+        return None
+    if not (same_server(existing, server_entry(target)) or is_skillbank(existing) or target.force):
+        raise InstallError(f"{path} has an MCP server named {NAME!r} that skillbank did not write; rerun with --force "
+                           "to remove it anyway")  # fmt: skip
+    implicit = isinstance(servers, Table) and servers.is_super_table()  # no `[mcp_servers]` header of the user's
+    del servers[NAME]
+    if not servers and implicit:
+        del doc["mcp_servers"]
+    removed = tomlkit.dumps(doc)
+    new = removed if isinstance(servers, InlineTable) else remove_table(text, removed)
+    return (new if _same(new, removed) else removed), "removed [mcp_servers.skillbank]"
 
 
 def uninstall(target: Target) -> list[Change]:
     path = config_file(target)
     if not path.exists():
         return []
-    doc = read_toml(path)
-    servers = _servers(doc, path, create=False)
-    existing = _plain(servers.get(NAME)) if servers is not None else None
-    if servers is None or existing is None:
-        return [Change(path=str(path), action="unchanged", what="no skillbank server")]
-    if not (same_server(existing, server_entry(target)) or is_skillbank(existing) or target.force):
-        raise InstallError(f"{path} has an MCP server named {NAME!r} that skillbank did not write; rerun with --force "
-                           "to remove it anyway")  # fmt: skip
-    del servers[NAME]
-    if not servers:
-        del doc["mcp_servers"]
-    change = save(path, dump_toml(doc), "removed [mcp_servers.skillbank]")
-    return [change.model_copy(update={"action": "removed"})]
+    change = undo(
+        path,
+        installed=lambda backup: _edit(target, backup, path, True).text,
+        remove=lambda text, _: _removal(target, text, path),
+        deletable=True,
+    )
+    return [change or Change(path=str(path), action="unchanged", what="no skillbank server")]

@@ -1,8 +1,21 @@
 """Config files edited in place, safely: read, change in memory, back up, write atomically, report what changed.
 
-A file that does not change is not written (so installing twice is a no-op). Before an existing file is
-rewritten it is copied to `<file>.skillbank.bak`. JSON keeps its key order; TOML goes through tomlkit, which keeps
-comments, order and formatting of everything it does not touch.
+A file that does not change is not written (so installing twice is a no-op). A file is written where it lives: a
+symlinked config (a dotfiles repo) is changed through the link, which stays a link. A file install creates gets the
+mode the umask gives (0644 under the usual 022, as the clients create theirs); an existing file keeps its mode.
+
+Backups: before a file is rewritten, its text is copied to `<file>.skillbank.bak`, beside the path the client
+reads (for a symlink too). The backup is the file as it was before install, so it is replaced only when the file
+about to change holds nothing install wrote; an install over an earlier one, and uninstall, keep it (and write one
+only where none is there). So install -> uninstall -> install -> uninstall: the first install backs up the original,
+the first uninstall keeps that backup, the second install backs up the file as it is then (the original again, or
+what the user made of it since), and the second uninstall keeps that one.
+
+Uninstall gives the original bytes back when it can: if the file is exactly what install would write now from the
+backup, the backup's text is written back (or, where install created the file, the file goes). Otherwise only
+skillbank's entries come out, and the rest keeps its layout as far as the format allows: JSON is written with the
+file's own indent, `\\u` escaping and final newline; TOML goes through tomlkit, which keeps comments, order and
+formatting of everything it does not touch.
 """
 
 from __future__ import annotations
@@ -10,8 +23,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,6 +38,7 @@ from tomlkit.exceptions import TOMLKitError
 from skills_store.errors import ConfigError
 
 Action = Literal["created", "updated", "unchanged", "removed", "deleted", "absent"]
+BACKUP_SUFFIX = ".skillbank.bak"
 
 
 class InstallError(ConfigError):
@@ -39,11 +56,32 @@ class Change(BaseModel):
         return f"{self.action:>9}  {self.path}: {self.what}{backup}"
 
 
-def read_json(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    text = path.read_text(encoding="utf-8")
-    if not text.strip():
+@dataclass(frozen=True)
+class Edit:
+    """What install would make of one file."""
+
+    text: str
+    what: str
+    pre_install: bool = True
+    """The file as it was held nothing install writes, so backing it up may replace an older backup."""
+
+
+#: Uninstall's edit of one file: the text without skillbank's entries and what was taken out, or None when the file
+#: holds none. It is given the file's text and its backup's (None when there is none).
+Removal = Callable[[str, str | None], tuple[str, str] | None]
+
+
+def read_text(path: Path) -> str | None:
+    """The file's text (through a symlink, line endings as they are), or None when there is no file."""
+    try:
+        with path.open(encoding="utf-8", newline="") as file:
+            return file.read()
+    except FileNotFoundError:
+        return None
+
+
+def parse_json(text: str | None, path: Path) -> dict[str, Any]:
+    if text is None or not text.strip():
         return {}
     try:
         data = json.loads(text)
@@ -54,65 +92,129 @@ def read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def read_toml(path: Path) -> tomlkit.TOMLDocument:
-    if not path.exists():
+def parse_toml(text: str | None, path: Path) -> tomlkit.TOMLDocument:
+    if text is None:
         return tomlkit.document()
     try:
-        return tomlkit.parse(path.read_text(encoding="utf-8"))
+        return tomlkit.parse(text)
     except TOMLKitError as exc:
         raise InstallError(f"{path} is not valid TOML ({exc}); fix or move it, then run again") from None
 
 
+def dump_json(data: dict[str, Any], like: str | None = None) -> str:
+    """`data` as JSON in the style of `like` (the file's text): its indent (spaces or a tab; one line stays one
+    line), `\\u` escapes for non-ASCII when it used them, its line ending, a final newline when it had one. New
+    files: 2 spaces."""
+    body = (like or "").strip()
+    if not body or body in ("{}", "[]"):
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    indent: int | str | None = None
+    if "\n" in body:
+        found = re.search(r"\n([ \t]+)\S", body)
+        indent = 2 if found is None else found[1] if "\t" in found[1] else len(found[1])
+    colon = ":" if '":' in body and re.search(r'":\s', body) is None else ": "
+    comma = "," if indent is not None or (',"' in body and ", " not in body) else ", "
+    ascii_only = body.isascii() and re.search(r"\\u[0-9a-fA-F]{4}", body) is not None
+    text = json.dumps(data, indent=indent, ensure_ascii=ascii_only, separators=(comma, colon))
+    text += "\n" if (like or "").endswith("\n") else ""
+    return text.replace("\n", "\r\n") if "\r\n" in (like or "") else text
+
+
+def backup_file(path: Path) -> Path:
+    return path.with_name(path.name + BACKUP_SUFFIX)
+
+
+def _real(path: Path) -> Path:
+    """Where the file lives: a symlink's target (written through, so the link stays), else the path itself."""
+    return path.resolve() if path.is_symlink() else path
+
+
+def _umask() -> int:
+    with contextlib.suppress(OSError, ValueError, StopIteration):  # Linux says it without changing it
+        status = Path("/proc/self/status").read_text().splitlines()
+        return int(next(line for line in status if line.startswith("Umask:")).split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    real = _real(path)
+    real.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
             out.write(text)
-        if path.exists():
-            shutil.copymode(path, tmp)
-        os.replace(tmp, path)
+        if real.exists():
+            shutil.copymode(real, tmp)
+        else:  # mkstemp made it 0600; the clients' own files are 0666 less the umask
+            os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, real)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-def save(path: Path, text: str, what: str, *, delete_if: bool = False) -> Change:
-    """Write `text` to `path` when it differs (backing the old file up), or delete the file when `delete_if`."""
-    existed = path.exists()
-    old = path.read_text(encoding="utf-8") if existed else None
-    if delete_if:  # only for files that held nothing but what install wrote: no backup needed
-        if not existed:
-            return Change(path=str(path), action="absent", what=what)
-        path.unlink()
-        if path.parent.name == ".claude":  # the folder install made for it, when nothing else is in it
-            with contextlib.suppress(OSError):
-                path.parent.rmdir()
-        return Change(path=str(path), action="deleted", what=what)
-    if old == text:
-        return Change(path=str(path), action="unchanged", what=what)
-    backup = _backup(path) if existed else None
-    _atomic_write(path, text)
-    return Change(path=str(path), action="updated" if existed else "created", what=what, backup=backup)
-
-
-def finish(path: Path, data: dict[str, Any], what: str, *, deletable: bool) -> Change:
-    """Write a file uninstall edited: `removed` when it changed; deleted when it is now empty and `deletable`."""
-    if not data and deletable:
-        return save(path, "", what, delete_if=True)
-    change = save(path, dump_json(data), what)
-    return change.model_copy(update={"action": "removed"}) if change.action == "updated" else change
-
-
-def _backup(path: Path) -> str:
-    backup = path.with_name(path.name + ".skillbank.bak")
-    shutil.copy2(path, backup)
+def _backup(path: Path, replace: bool) -> str:
+    """Copy the file (its target, for a symlink) to its backup; an existing backup stays unless `replace`."""
+    backup = backup_file(path)
+    if replace or not backup.exists():
+        if backup.is_symlink():
+            backup.unlink()
+        shutil.copy2(_real(path), backup)
     return str(backup)
 
 
-def dump_json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+def save(path: Path, text: str, what: str, *, pre_install: bool = True) -> Change:
+    """Write `text` to `path` when it differs, backing the old file up (see the module's rule for `pre_install`)."""
+    old = read_text(path)
+    if old == text:
+        return Change(path=str(path), action="unchanged", what=what)
+    backup = _backup(path, replace=pre_install) if old is not None else None
+    _atomic_write(path, text)
+    return Change(path=str(path), action="updated" if old is not None else "created", what=what, backup=backup)
 
 
-def dump_toml(doc: tomlkit.TOMLDocument) -> str:
-    return tomlkit.dumps(doc)
+def save_edit(path: Path, edit: Edit) -> Change:
+    return save(path, edit.text, edit.what, pre_install=edit.pre_install)
+
+
+def _delete(path: Path, what: str) -> Change:
+    """Delete a file that held nothing but what install wrote (no backup needed), and the `.claude` folder install
+    made for it when nothing else is in it. A symlink's target goes; the link is left as it was before install."""
+    _real(path).unlink()
+    if path.parent.name == ".claude":
+        with contextlib.suppress(OSError):
+            path.parent.rmdir()
+    return Change(path=str(path), action="deleted", what=what)
+
+
+def undo(path: Path, *, installed: Callable[[str | None], str], remove: Removal, deletable: bool) -> Change | None:
+    """Take install's entries out of `path`; None when it holds none (or there is no file).
+
+    `installed(backup_text)` is what install would write from the backup (None: from no file). When the file is
+    exactly that, the backup's bytes go back (or the file goes, where install created it and `deletable`).
+    Otherwise `remove` takes the entries out; a file left empty is deleted when `deletable` (not through a link).
+    """
+    text = read_text(path)
+    if text is None:
+        return None
+    backup = read_text(backup_file(path))
+    removal = remove(text, backup)
+    if removal is None:
+        return None
+    new, what = removal
+    try:
+        would: str | None = installed(backup)
+    except InstallError:  # the backup is not something install writes over (it changed since, or is broken)
+        would = None
+    if would == text and backup != text:
+        if backup is not None:
+            change = save(path, backup, f"{what} (restored byte for byte from the backup)", pre_install=False)
+            return change.model_copy(update={"action": "removed"})
+        if deletable:
+            return _delete(path, what)
+    if deletable and new.strip() in ("", "{}") and not path.is_symlink():  # a linked file is the user's to delete
+        return _delete(path, what)
+    change = save(path, new, what, pre_install=False)
+    return change.model_copy(update={"action": "removed"}) if change.action == "updated" else change

@@ -17,6 +17,10 @@ NAME = "skillbank"
 #: the HTTP token.
 PINNED_ENV = ("SKILLBANK_HOME", "SKILLBANK_CHROMA_URL", "SKILLBANK_EMBEDDER", "SKILLBANK_SANDBOX",
               "SKILLBANK_TEST_PYTHON", "SKILLBANK_DOCKER_IMAGE")  # fmt: skip
+#: How long a client waits for one tool call. `run_tests` runs up to its `timeout_s` (600 s by default) and then
+#: still stops the run and shapes the result; a client that gave up at 600 s would never see that `timeout` answer,
+#: so clients wait 5 minutes longer (the bundled agent's read timeout is the same).
+TOOL_TIMEOUT_S = 900
 
 
 class Target(BaseModel):

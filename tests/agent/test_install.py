@@ -98,8 +98,8 @@ def test_claude_user_install_with_hooks_merges_and_uninstall_restores_exactly(ho
     )
     code, out = cli("uninstall", "claude", "--scope", "user", "--workspace", str(project))
     assert code == 0, out
-    assert json.loads(config.read_text()) == {"numStartups": 3, "projects": {"/x": {"allowedTools": []}}}
-    assert json.loads(settings.read_text()) == mine
+    assert config.read_text() == json.dumps(original, indent=2)  # the backup's bytes, its empty mcpServers too
+    assert settings.read_text() == json.dumps(mine)
 
 
 def test_the_installed_hooks_are_those_of_the_example_settings(home: Path, project: Path) -> None:
@@ -201,7 +201,7 @@ def test_cline_install_writes_the_cli_and_the_vscode_settings_with_auto_approve_
         entry = json.loads(path.read_text())["mcpServers"]["skillbank"]
         assert entry["args"] == ["serve", "--workspace", str(project)]
         assert entry["autoApprove"] == ["search_skills"]
-        assert entry["timeout"] == 600
+        assert entry["timeout"] == 900  # outlasts run_tests at its default 600 s limit, as Codex's tool_timeout_sec
         assert entry["disabled"] is False
     assert cli("install", "cline", "--workspace", str(project))[1].count("unchanged") == 2
     code, out = cli("uninstall", "cline", "--workspace", str(project))
