@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.install.files import Change, Edit, InstallError, dump_json, parse_json, read_text, save_edit, undo
-from agent.install.target import NAME, Target, drop_server, is_skillbank, put_server
+from agent.install.target import NAME, Target, drop_mcp_server, is_skillbank, put_server
 
 #: Claude Code hook events skillbank listens to; True where the event takes a tool matcher.
 HOOK_EVENTS = {"SessionStart": False, "UserPromptSubmit": False, "PostToolUse": True, "PostToolUseFailure": True,
@@ -142,13 +142,7 @@ def install(target: Target) -> list[Change]:
 
 
 def _unserve(target: Target, text: str, path: Path) -> tuple[str, str] | None:
-    data = parse_json(text, path)
-    servers = data.get("mcpServers")
-    if not (isinstance(servers, dict) and drop_server(servers, server_entry(target), path, target.force)):
-        return None
-    if not servers:
-        del data["mcpServers"]
-    return dump_json(data, like=text), "removed the skillbank server"
+    return drop_mcp_server(text, path, server_entry(target), target.force)
 
 
 def _withdraw(text: str, backup: str | None, path: Path) -> tuple[str, str] | None:

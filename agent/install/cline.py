@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.install.files import Change, Edit, InstallError, dump_json, parse_json, read_text, save_edit, undo
-from agent.install.target import NAME, TOOL_TIMEOUT_S, Target, drop_server, is_skillbank, put_server
+from agent.install.target import NAME, TOOL_TIMEOUT_S, Target, drop_mcp_server, is_skillbank, put_server
 
 EXTENSION_ID = "saoudrizwan.claude-dev"
 #: Seconds Cline waits for a tool call: longer than a `run_tests` that reaches its default limit (see TOOL_TIMEOUT_S).
@@ -76,13 +76,7 @@ def _edit(target: Target, old: str | None, path: Path, force: bool) -> Edit:
 
 
 def _removal(target: Target, path: Path, text: str, backup: str | None) -> tuple[str, str] | None:
-    data = parse_json(text, path)
-    servers = data.get("mcpServers")
-    if not (isinstance(servers, dict) and drop_server(servers, server_entry(target), path, target.force)):
-        return None
-    if not servers:
-        del data["mcpServers"]
-    return dump_json(data, like=text), "removed the skillbank server"
+    return drop_mcp_server(text, path, server_entry(target), target.force)
 
 
 def _installed(target: Target, path: Path, backup: str | None) -> str:

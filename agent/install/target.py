@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agent.install.files import InstallError
+from agent.install.files import InstallError, dump_json, parse_json
 
 Client = Literal["claude", "codex", "cline"]
 Scope = Literal["project", "user"]
@@ -87,3 +87,15 @@ def drop_server(servers: dict[str, Any], wanted: dict[str, Any], path: Path, for
                            "to remove it anyway")  # fmt: skip
     del servers[NAME]
     return True
+
+
+def drop_mcp_server(text: str, path: Path, wanted: dict[str, Any], force: bool) -> tuple[str, str] | None:
+    """A JSON config (Claude Code's, Cline's) without skillbank's entry under `mcpServers`, the key too when nothing
+    is left under it, in the file's own formatting; None when there is no entry to remove."""
+    data = parse_json(text, path)
+    servers = data.get("mcpServers")
+    if not (isinstance(servers, dict) and drop_server(servers, wanted, path, force)):
+        return None
+    if not servers:
+        del data["mcpServers"]
+    return dump_json(data, like=text), "removed the skillbank server"

@@ -62,3 +62,23 @@ def trajectories(server: ServerCommand) -> Callable[[], list[dict]]:
         return [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
 
     return read
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh HOME for the install tests, with every client's and skillbank's own location variables unset."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    for var in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "CLINE_DIR", "CLINE_DATA_DIR", "XDG_CONFIG_HOME", "SKILLBANK_HOME",
+                "SKILLBANK_EMBEDDER"):  # fmt: skip
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project directory (where project-scope installs write)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    return project

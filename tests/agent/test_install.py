@@ -16,24 +16,6 @@ ROOT = Path(__file__).parents[2]
 EXE = str(Path(sys.executable).with_name("skillbank").absolute())
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    for var in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "CLINE_DIR", "CLINE_DATA_DIR", "XDG_CONFIG_HOME", "SKILLBANK_HOME",
-                "SKILLBANK_EMBEDDER"):  # fmt: skip
-        monkeypatch.delenv(var, raising=False)
-    return home
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
-    project.mkdir()
-    return project
-
-
 def cli(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(build_app(), list(args))
     return result.exit_code, result.output

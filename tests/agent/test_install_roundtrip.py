@@ -16,24 +16,6 @@ from mcp_server.cli import build_app
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "user"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    for var in ("CODEX_HOME", "CLAUDE_CONFIG_DIR", "CLINE_DIR", "CLINE_DATA_DIR", "XDG_CONFIG_HOME", "SKILLBANK_HOME",
-                "SKILLBANK_EMBEDDER"):  # fmt: skip
-        monkeypatch.delenv(var, raising=False)
-    return home
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
-    project.mkdir()
-    return project
-
-
-@pytest.fixture
 def umask_022() -> Iterator[None]:
     old = os.umask(0o022)
     yield
