@@ -45,6 +45,8 @@ class Hunk:
     """Codex `@@ <line>` hints: lines that precede the hunk, outermost first."""
     at_eof: bool = False
     """Codex `*** End of File`: the hunk's old lines end the file."""
+    eof_marks: list[int] | None = None
+    """Where its `\\ No newline at end of file` markers stood: the number of hunk lines before each."""
 
     @property
     def old_lines(self) -> list[str]:

@@ -95,6 +95,8 @@ def _update(lines: list[str], start: int, path: str) -> tuple[FilePatch, int]:
         text = raw.rstrip("\r")
         if text.startswith("@@"):
             anchor = text[2:].strip()
+            if current is not None:  # blank lines before the next `@@` separate the chunks (not empty context)
+                _trim_trailing_blanks([current], lines, i)
             if current is None or current.lines:
                 current = Hunk(len(section.hunks) + 1, i + 1, text, [])
                 section.hunks.append(current)
@@ -134,7 +136,9 @@ def _update(lines: list[str], start: int, path: str) -> tuple[FilePatch, int]:
 
 
 def _trim_trailing_blanks(hunks: list[Hunk], lines: list[str], end: int) -> None:
-    """Blank lines between the last hunk and the next header are separators, not empty context lines."""
+    """Blank lines between the last hunk and what follows it (the next `@@` or header, at `end`) are separators, not
+    empty context lines: read as context, they made a chunk match only where an empty line follows it, in another
+    function. A line of one space (` `) is an empty context line as written."""
     if not hunks:
         return
     last = hunks[-1]

@@ -196,6 +196,8 @@ class _Parser:
             hunk.old_start = old_line if old_count == 0 else max(old_line - 1, 0)
         if not hunk.lines:
             raise MalformedPatch(start + 1, f"hunk {number} has no lines", "give each hunk its context and changes")
+        if hunk.eof_marks:
+            _check_eof_marks(hunk)
         return hunk, end
 
     def read_counted(self, start: int, match: re.Match[str], hunk: Hunk) -> int | None:
@@ -340,7 +342,27 @@ def _fill(hunk: Hunk, body: list[str]) -> None:
         append(new(HunkLine, (head or " ", text[1:], cr)))
 
 
+def _check_eof_marks(hunk: Hunk) -> None:
+    """A `\\ No newline at end of file` marker says the line before it is its side's last line of the file, so
+    only lines of the other side may follow it: one in the middle of a hunk would take the final newline off a file
+    whose last line is not even the one it follows."""
+    assert hunk.eof_marks is not None
+    for at in hunk.eof_marks:
+        op = hunk.lines[at - 1].op
+        allowed = {"-": "+", "+": "-", " ": ""}[op]
+        if any(line.op != allowed for line in hunk.lines[at:]):
+            raise MalformedPatch(
+                hunk.patch_line,
+                f"in hunk {hunk.number}, a `\\ No newline at end of file` marker follows line {at} of the hunk, but"
+                " lines of its side come after it: the marker only follows the last line of the old or the new file",
+                "move the marker after the hunk's last `-` or `+` line (or its last context line), or remove it",
+            )
+
+
 def _mark_no_newline(hunk: Hunk) -> None:
+    if hunk.eof_marks is None:
+        hunk.eof_marks = []
+    hunk.eof_marks.append(len(hunk.lines))
     last = hunk.lines[-1].op
     if last in " -":
         hunk.old_eof_newline = False

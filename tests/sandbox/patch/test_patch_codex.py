@@ -205,3 +205,35 @@ def test_unified_hunk_header_inside_the_envelope_is_a_position_hint(tmp_path: Pa
     result = apply_patch(tmp_path, envelope("*** Update File: f.txt", "@@ -4,2 +4,2 @@", " x", "-y", "+Y"))
     assert (tmp_path / "f.txt").read_text() == "x\ny\nz\nx\nY\n"
     assert result.files[0].offset_lines == 0
+
+
+THREE_RETURNS = (
+    "def a(cond):\n    if cond:\n        return 1\n    return 0\n\n\n"
+    "def b(cond):\n    if cond:\n        return 1\n    log()\n    return 0\n\n\n"
+    "def c(cond):\n    if cond:\n        return 1\n\n    return 2\n"
+)
+
+
+def test_a_blank_line_between_two_chunks_separates_them_and_is_not_context(tmp_path: Path):
+    # read as an empty context line, the blank made chunk 1 match only in c(), where an empty line follows
+    (tmp_path / "m.py").write_text(THREE_RETURNS)
+    patch = envelope(
+        "*** Update File: m.py", "@@ def b(cond):", "-        return 1", "+        return 10", "",
+        "@@ def c(cond):", "-    return 2", "+    return 20",
+    )  # fmt: skip
+    result = apply_patch(tmp_path, patch)
+    expected = THREE_RETURNS.replace("        return 1\n    log()", "        return 10\n    log()")
+    assert (tmp_path / "m.py").read_text() == expected.replace("    return 2\n", "    return 20\n")
+    assert (result.files[0].match, result.warnings) == ("exact", [])
+
+
+def test_a_line_of_one_space_before_the_next_chunk_is_still_an_empty_context_line(tmp_path: Path):
+    (tmp_path / "m.py").write_text(THREE_RETURNS)
+    patch = envelope(
+        "*** Update File: m.py", "@@ def c(cond):", "-        return 1", "+        return 11", " ",
+        "@@", "-    return 2", "+    return 22",
+    )  # fmt: skip
+    apply_patch(tmp_path, patch)
+    assert (tmp_path / "m.py").read_text() == THREE_RETURNS.replace(
+        "        return 1\n\n    return 2\n", "        return 11\n\n    return 22\n"
+    )

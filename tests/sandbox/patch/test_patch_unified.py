@@ -273,3 +273,22 @@ def test_file_header_without_hunks_is_refused(tmp_path: Path):
     (tmp_path / "f.txt").write_text("a\n")
     with pytest.raises(PatchError, match=r"patch line 1: the file header for b/f\.txt has no hunks"):
         apply_patch(tmp_path, "--- a/f.txt\n+++ b/f.txt\n")
+
+
+def test_a_no_newline_marker_in_the_middle_of_a_hunk_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    # placed after `beta`, it would take the final newline off `delta`, the file's real last line
+    (tmp_path / "f.txt").write_text("alpha\nbeta\ngamma\ndelta\n")
+    patch = (
+        "--- a/f.txt\n+++ b/f.txt\n@@ -1,4 +1,4 @@\n alpha\n beta\n\\ No newline at end of file\n-gamma\n+GAMMA\n"
+        " delta\n"
+    )
+    with pytest.raises(PatchError, match="marker follows line 2 of the hunk, but lines of its side come after"):
+        apply_patch(tmp_path, patch)
+    assert (tmp_path / "f.txt").read_text() == "alpha\nbeta\ngamma\ndelta\n"
+
+
+def test_no_newline_markers_after_each_side_s_last_line_still_apply(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("a\nb")
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+B\n"
+    apply_patch(tmp_path, patch)
+    assert (tmp_path / "f.txt").read_text() == "a\nB\n"
