@@ -185,9 +185,13 @@ def _leading(text: str) -> str:
 
 
 def _indent_shift(body: list[HunkLine], file_lines: list[str], start: int) -> tuple[str, str] | None:
-    """(prefix to remove, prefix to add) that turns the patch's indentation into the file's, if it is consistent."""
+    """(prefix to remove, prefix to add) that turns the patch's indentation into the file's, if it is consistent.
+
+    Not when the only evidence is context lines one space short of the file: that is the context's ` ` prefix lost
+    (a model writes `    x` for ` ` + `    x`) while its `+` lines kept theirs, which must then stay as written."""
     shifts: set[tuple[str, str]] = set()
     ptr = start
+    removed = False
     for line in body:
         if line.op == "+":
             continue
@@ -195,6 +199,7 @@ def _indent_shift(body: list[HunkLine], file_lines: list[str], start: int) -> tu
         ptr += 1
         if not line.text.strip() or not actual.strip():
             continue
+        removed = removed or line.op == "-"
         want, have = _leading(line.text), _leading(actual)
         if have.endswith(want):
             shifts.add(("", have[: len(have) - len(want)]))
@@ -205,7 +210,9 @@ def _indent_shift(body: list[HunkLine], file_lines: list[str], start: int) -> tu
     if len(shifts) != 1:
         return None
     shift = shifts.pop()
-    return shift if shift != ("", "") else None
+    if shift == ("", "") or (shift == ("", " ") and not removed):
+        return None
+    return shift
 
 
 def _reindent(text: str, shift: tuple[str, str] | None) -> str:

@@ -148,3 +148,17 @@ def test_hunk_that_matches_nowhere_is_refused(tmp_path: Path):
     _file(tmp_path, NUMBERS)
     with pytest.raises(PatchError, match="were not found"):
         apply_patch(tmp_path, _hunk(3, [" n3", "-nothing like this", "+x"]))
+
+
+def test_context_lines_that_lost_their_space_prefix_do_not_push_the_added_lines_deeper(tmp_path: Path) -> None:
+    # the model wrote `      - uses` for ` ` + `      - uses`: its context is one space short, its `+` line is right
+    yml = "jobs:\n  test:\n    steps:\n      - uses: actions/checkout@v4\n      - run: make test\n"
+    (tmp_path / "ci.yml").write_text(yml)
+    patch = (
+        "*** Begin Patch\n*** Update File: ci.yml\n@@     steps:\n      - uses: actions/checkout@v4\n"
+        "+      - uses: actions/setup-python@v5\n      - run: make test\n*** End Patch\n"
+    )
+    apply_patch(tmp_path, patch)
+    assert (tmp_path / "ci.yml").read_text() == yml.replace(
+        "checkout@v4\n", "checkout@v4\n      - uses: actions/setup-python@v5\n"
+    )
