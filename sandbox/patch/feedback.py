@@ -104,6 +104,15 @@ def _render_hunk(problem: Problem, result: HunkResult, total: int) -> str:
             "and the `\\ No newline at end of file` marker only follows the file's real last line."
         )
         return "\n".join(parts)
+    placed = _exact_at(lines, hunk.old_lines) if hunk.old_lines else None
+    if placed is not None:  # there, but before where the hunks before it left off: order or overlap
+        return (
+            f"{where}: its context and removed lines are in the file at line {placed + 1}, but a hunk before it in the "
+            "patch was applied at or after that place (the hunks of a file apply in the file's order and must not "
+            f"overlap).\n{_expected(hunk)}\n"
+            f"How to fix: list the hunks of {problem.path} in the order of their lines in the file, and merge hunks "
+            "that change the same or adjacent lines into one."
+        )
     expected_at = hunk.old_start
     start = closest_window(lines, hunk.old_lines, expected_at)
     closest = _closest_block(lines, hunk, start) if start is not None else "The file is empty."
@@ -113,6 +122,15 @@ def _render_hunk(problem: Problem, result: HunkResult, total: int) -> str:
         f"How to fix: re-read {problem.path}{near} and copy the context (' ') and removed ('-') lines exactly as "
         "they are in the file now, whitespace included; keep the lines in the file's order."
     )
+
+
+def _exact_at(lines: list[str], want: list[str]) -> int | None:
+    """The first place where `want` stands in `lines`, line for line."""
+    first, size = want[0], len(want)
+    for at, line in enumerate(lines):
+        if line == first and lines[at : at + size] == want:
+            return at
+    return None
 
 
 def _expected(hunk: Hunk) -> str:

@@ -134,3 +134,20 @@ def test_render_summarises_each_file(tmp_path: Path):
     assert apply_patch(tmp_path, patch, dry_run=True).render() == (
         "Patch dry run, nothing written: 1 file(s).\n  modify a.txt (1 hunk(s), offset +2 lines)"
     )
+
+
+def test_a_hunk_whose_lines_come_before_an_earlier_hunk_is_told_about_the_order_not_that_they_are_missing(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "m.py").write_text("def a():\n    x = 1\n    return x\n\n\ndef b():\n    y = 2\n    return y\n")
+    patch = (
+        "--- a/m.py\n+++ b/m.py\n@@ @@\n def b():\n-    y = 2\n+    y = 3\n     return y\n"
+        "@@ @@\n def a():\n-    x = 1\n+    x = 4\n     return x\n"
+    )  # hunks without line numbers, listed out of file order
+    with pytest.raises(PatchError) as refused:
+        apply_patch(tmp_path, patch)
+    text = str(refused.value)
+    assert "hunk 2 of 2" in text
+    assert "are in the file at line 1, but a hunk before it in the patch was applied at or after that place" in text
+    assert "list the hunks of m.py in the order of their lines in the file" in text
+    assert "were not found" not in text
