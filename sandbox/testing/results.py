@@ -1,7 +1,8 @@
 """Reading pytest's results: the junit XML report first, the terminal's short summary (`-r`) as the fallback.
 
-The junit report (family `xunit1`, so that each case carries its file) gives outcomes, durations and messages.
-Its (classname, name) pairs are mapped back to exact node ids with the short summary lines (`PASSED id`, `FAILED id
+The junit report (family `xunit1`) gives outcomes, durations and messages. Its (classname, name) pairs are mapped
+back to node ids (the module from `classname`, which names the collecting module, not from `file`, which names where
+an inherited or imported test is defined), then to exact ones with the short summary lines (`PASSED id`, `FAILED id
 - message`, `XPASS id`...), which also tell an xpass from a pass (junit writes both as a plain case).
 
 pytest reports a test more than once when its teardown fails after its own outcome (junit writes a second case, or an
@@ -22,9 +23,11 @@ from pydantic import BaseModel, Field
 
 from sandbox.testing.models import OUTCOME_ORDER, Outcome, TestCase
 
-#: The pytest options that make the reports parsed here (added to the default command).
-PYTEST_REPORT_ARGS = ("-rfEsxXp", "-o", "junit_family=xunit1")
-_SUMMARY_RE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S.*?)(?: - (.*))?$")
+#: The pytest options that make the reports parsed here (added to the default command). `--rootdir=.` (the
+#: workspace, the run's cwd) makes junit's ids relative to the workspace, as the summary's (cwd-relative) ids are,
+#: when a config file in a subdirectory (`tests/pytest.ini`) would make pytest's rootdir that subdirectory.
+PYTEST_REPORT_ARGS = ("-rfEsxXp", "-o", "junit_family=xunit1", "--rootdir=.")
+_SUMMARY_RE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S.*)$")
 _SUMMARY_OUTCOME: dict[str, Outcome] = {
     "PASSED": "passed",
     "FAILED": "failed",
@@ -84,8 +87,13 @@ class _Part(BaseModel):
         return _message(head, self.text, limit)
 
 
-def parse_junit(path: Path, message_chars: int = 1500, max_bytes: int = MAX_REPORT_BYTES) -> ParsedReport:
+def parse_junit(
+    path: Path, message_chars: int = 1500, max_bytes: int = MAX_REPORT_BYTES, root: Path | None = None
+) -> ParsedReport:
     """Parse a pytest junit XML file; a missing, oversized or unreadable one gives `found=False`.
+
+    `root` is pytest's rootdir (the workspace): a case's module is found there from its `classname` (see
+    `junit_node_id`). A case without a name (a KeyboardInterrupt leaves `<testcase time="0.000" />`) is skipped.
 
     The file was written by the code under test, so it is opened without following symlinks, must be a regular
     file, and is not parsed when larger than `max_bytes`.
@@ -103,16 +111,18 @@ def parse_junit(path: Path, message_chars: int = 1500, max_bytes: int = MAX_REPO
         if info.st_size > max_bytes:
             return ParsedReport(problem=f"the junit report is {info.st_size} bytes, over the {max_bytes} limit")
         try:
-            root = ET.parse(handle).getroot()
+            tree = ET.parse(handle).getroot()
         except ET.ParseError as exc:
             return ParsedReport(problem=f"the junit report is not valid XML ({exc})")
     report = ParsedReport(found=True)
     parts: dict[str, list[_Part]] = {}
     durations: dict[str, float] = {}
-    for case in root.iter("testcase"):
+    for case in tree.iter("testcase"):
         file = case.get("file") or ""
         classname, name = case.get("classname") or "", case.get("name") or ""
-        node_id = junit_node_id(file, classname, name)
+        if not name:
+            continue
+        node_id = junit_node_id(file, classname, name, root)
         found = parts.setdefault(node_id, [])
         durations[node_id] = durations.get(node_id, 0.0) + _float(case.get("time"))
         for child in case:
@@ -138,7 +148,8 @@ def parse_summary(output: str, message_chars: int = 1500) -> ParsedReport:
     for line in output.splitlines():
         match = _SUMMARY_RE.match(line.rstrip())
         if match:
-            label, node_id, message = match.groups()
+            label = match.group(1)
+            node_id, message = split_summary(match.group(2))
             report.found = True
             phase = _XFAIL_PHASE_RE.match(node_id) if label == "XFAIL" else None
             if phase:
@@ -210,19 +221,55 @@ def merge_reports(junit: ParsedReport, summary: ParsedReport) -> ParsedReport:
     return junit.model_copy(update={"tests": merged, "outcomes": outcomes})
 
 
-def junit_node_id(file: str, classname: str, name: str) -> str:
-    """The node id behind a junit case (the inverse of `mangle`), using the case's `file` attribute."""
+def junit_node_id(file: str, classname: str, name: str, root: Path | None = None) -> str:
+    """The node id behind a junit case (the inverse of `mangle`).
+
+    `classname` (xunit1: the dotted path of the collecting module, then its classes) names the module the test was
+    collected from; `file` is where its function is defined, another module for an inherited or imported test.
+    So the module is the longest dotted prefix of `classname` that is a `.py` file under `root`; without one, `file`
+    when `classname` starts with its module, else `classname` read as a module path.
+    """
     if not classname:
         return file or name.replace(".", "/") + ".py"
+    parts = classname.split(".")
+    if root is not None:
+        for end in range(len(parts), 0, -1):
+            module = "/".join(parts[:end]) + ".py"
+            try:
+                found = (root / module).is_file()
+            except OSError:
+                found = False
+            if found:
+                return "::".join([module, *parts[end:], name])
     module = file[:-3].replace("/", ".") if file.endswith(".py") else ""
     if module and classname == module:
         return f"{file}::{name}"
     if module and classname.startswith(module + "."):
         classes = classname[len(module) + 1 :].split(".")
         return "::".join([file, *classes, name])
-    if file:
+    if file and not file.endswith(".py"):
         return f"{file}::{name}"
     return classname.replace(".", "/") + f".py::{name}"
+
+
+def split_summary(text: str) -> tuple[str, str | None]:
+    """A short summary line's node id and message (`tests/t.py::test_f[a - b] - assert 0`).
+
+    The id ends at the first ` - ` outside its parameter brackets: pytest's ids may contain ` - ` (`[a - b]`).
+    """
+    depth = 0
+    for i, char in enumerate(text):
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth = max(depth - 1, 0)
+        elif depth == 0 and text.startswith(" - ", i):
+            return text[:i], text[i + 3 :]
+    if depth:  # unbalanced brackets: the id is up to the last `]` before a ` - `
+        cut = text.find("] - ")
+        if cut != -1:
+            return text[: cut + 1], text[cut + 4 :]
+    return text.rstrip(), None
 
 
 def mangle(node_id: str) -> tuple[str, str]:

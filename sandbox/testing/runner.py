@@ -75,7 +75,7 @@ def run_tests(
             run = sandbox.run(argv, cwd=ws, timeout=timeout_s, env=env, scratch=scratch, cancel=cancel)
             if run.cancelled:
                 raise RunCancelled(f"the run was cancelled after {run.duration_s:g} s")
-            junit = parse_junit(junit_path, config.message_chars) if command is None else ParsedReport()
+            junit = parse_junit(junit_path, config.message_chars, root=ws) if command is None else ParsedReport()
         warnings = sandbox.warnings
         name = sandbox.name
     finally:

@@ -31,6 +31,10 @@ _COUNT_FIELDS = {
 }
 
 
+#: What pytest's exit statuses mean (0, 1 and 5 are handled before).
+_EXIT_MEANING = {2: "interrupted", 3: "internal error", 4: "usage error: check the options and paths"}
+
+
 def count_outcomes(report: ParsedReport, totals: dict[str, int] | None = None) -> dict[str, int]:
     """The result's count fields (`total`, `passed`, `failed`, `errors`...) for the tests of `report`.
 
@@ -85,8 +89,7 @@ def decide_status(
     if not junit_found:
         if report.problem:
             return "error", [f"{report.problem}; the result is not trusted"]
-        reason = f"{killed} (exit {code}): out of memory or another limit?" if killed else f"exit {code}"
-        return "error", [f"pytest wrote no junit report ({reason}); the run crashed or exited before the end"]
+        return "error", [_no_report(code, killed, ran_to_end=report.found)]
     if report.collection_errors:
         return "error", [f"{report.collection_errors} test module(s) failed to import or collect"]
     if code == 0:
@@ -97,8 +100,23 @@ def decide_status(
         if bad:
             return "failed", []
         return "error", ["pytest exited 1 but the report shows no failure (output spoofing?); result not trusted"]
-    explain = {2: "interrupted", 3: "internal error", 4: "usage error: check the options and paths"}
-    return "error", [f"pytest exit {code}: {killed or explain.get(code or 0, 'unexpected exit status')}"]
+    return "error", [f"pytest exit {code}: {killed or _EXIT_MEANING.get(code or 0, 'unexpected exit status')}"]
+
+
+def _no_report(code: int | None, killed: str | None, *, ran_to_end: bool) -> str:
+    """Why an `error` run has no junit report, as far as the exit status and the output tell."""
+    head = "pytest wrote no junit report"
+    if killed:
+        hint = ": out of memory or another limit?" if code == 128 + 9 else ""  # SIGKILL
+        return f"{head} ({killed} (exit {code}){hint}); the run crashed or exited before the end"
+    if code in _EXIT_MEANING:
+        return f"{head} (exit {code}: {_EXIT_MEANING[code or 0]}); the run exited before the end"
+    if code in (0, 1) and ran_to_end:
+        return (
+            f"{head} although pytest ran to the end (exit {code}): its junitxml plugin is probably disabled "
+            "(`-p no:junitxml` in addopts or PYTEST_ADDOPTS); remove that so run_tests can read the results"
+        )
+    return f"{head} (exit {code}); the run crashed or exited before the end"
 
 
 def order_tests(tests: list[TestCase], limit: int) -> tuple[list[TestCase], int]:
