@@ -12,12 +12,13 @@ again):
   `git diff` line matches exactly. In-process, the 8 diffs with the worker, alternating with the code before
   (b69fd78): 72.6 and 73.8 ms before, 74.0 and 74.1 after; through MCP (12-round drives, alternating) 124.3, 120.6,
   131.9, 118.9 ms before and 124.0, 128.8, 124.9, 121.5 after: no difference beyond the noise.
-- Seven runs of this benchmark just before the one above gave 2.34x, 1.89x, 1.96x, 1.73x, 1.73x, 2.02x and 1.71x, with `git apply`
-  via MCP at 56.5, 73.8, 73.7, 91.5, 104.0, 70.9 and 91.1 ms (skillbank 132-180 ms). The machine's disk had slowed
-  (/proc/pressure/io "some" 2.6-35%, /tmp holding 27,000 directories a reviewer's scripts left; cleaning them did
-  not bring `git apply` back to the 47-54 ms of the previous session's runs). File creation is the part of both that
-  the disk sets, and it is a larger share of `git apply`'s time, so a slow disk brings the ratio under 2x and a fast
-  one (the previous session: 2.24x-2.48x) over it. The target is not met reliably: it is not claimed.
+- Seven runs of this benchmark just before the one above gave 2.34x, 1.89x, 1.96x, 1.73x, 1.73x, 2.02x and 1.71x,
+  with `git apply` via MCP at 56.5, 73.8, 73.7, 91.5, 104.0, 70.9 and 91.1 ms (skillbank 132-180 ms). The machine's
+  disk had slowed (/proc/pressure/io "some" 2.6-35%, /tmp holding 27,000 directories a reviewer's scripts left;
+  cleaning them did not bring `git apply` back to the 47-54 ms of the previous session's runs). File creation is the
+  part of both that the disk sets, and it is a larger share of `git apply`'s time, so a slow disk brings the ratio
+  under 2x and a fast one (the previous session: 2.24x-2.48x) over it. The target is not met reliably: it is not
+  claimed.
 - Looked at and not done: looking for the blocks to compile only near the changed lines (not the whole file's
   `def`/`class` lines): 3x slower on these diffs' 79 files (6.5 changed spans each, 769 lines: 37.7 vs 12.7 ms), and
   no faster even for a one-line change to a 77,000-line module (32.2 vs 25.1 ms): the block finder's scan is C regex
