@@ -188,8 +188,11 @@ def _indent_shift(body: list[HunkLine], file_lines: list[str], start: int) -> tu
     """(prefix to remove, prefix to add) that turns the patch's indentation into the file's, if it is consistent.
 
     Not when the only evidence is context lines one space short of the file: that is the context's ` ` prefix lost
-    (a model writes `    x` for ` ` + `    x`) while its `+` lines kept theirs, which must then stay as written."""
+    (a model writes `    x` for ` ` + `    x`) while its `+` lines kept theirs, which must then stay as written.
+    A file indented with tabs that the patch indents with a consistent number of spaces per tab (a Makefile's
+    recipe, Go) gets `("\t", spaces)`: the added lines' leading spaces become tabs."""
     shifts: set[tuple[str, str]] = set()
+    tab_widths: set[int] = set()
     ptr = start
     removed = False
     for line in body:
@@ -205,8 +208,14 @@ def _indent_shift(body: list[HunkLine], file_lines: list[str], start: int) -> tu
             shifts.add(("", have[: len(have) - len(want)]))
         elif want.endswith(have):
             shifts.add((want[: len(want) - len(have)], ""))
+        elif have.strip("\t") == "" and want.strip(" ") == "" and len(want) % len(have) == 0:
+            tab_widths.add(len(want) // len(have))  # the file indents with tabs, the patch with spaces
         else:
             return None
+    if tab_widths:
+        if len(tab_widths) != 1 or shifts - {("", "")}:
+            return None
+        return ("\t", " " * tab_widths.pop())  # both sides set: each run of that many leading spaces becomes a tab
     if len(shifts) != 1:
         return None
     shift = shifts.pop()
@@ -219,6 +228,9 @@ def _reindent(text: str, shift: tuple[str, str] | None) -> str:
     if shift is None or not text.strip():
         return text
     remove, add = shift
+    if remove and add:  # ("\t", N spaces): the patch's spaces in the file's tabs
+        spaces = len(text) - len(text.lstrip(" "))
+        return "\t" * (spaces // len(add)) + " " * (spaces % len(add)) + text[spaces:]
     if remove:
         return text[len(remove) :] if text.startswith(remove) else text
     return add + text

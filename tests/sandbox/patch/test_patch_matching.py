@@ -162,3 +162,18 @@ def test_context_lines_that_lost_their_space_prefix_do_not_push_the_added_lines_
     assert (tmp_path / "ci.yml").read_text() == yml.replace(
         "checkout@v4\n", "checkout@v4\n      - uses: actions/setup-python@v5\n"
     )
+
+
+def test_a_tab_indented_file_patched_with_spaces_gets_its_added_lines_in_tabs(tmp_path: Path) -> None:
+    # a Makefile recipe must start with a tab: written with spaces, make says "missing separator"
+    makefile = "all: app\n\napp: main.o\n\t$(CC) -o $@ $^\n\nclean:\n\trm -f *.o app\n"
+    (tmp_path / "Makefile").write_text(makefile)
+    patch = "--- a/Makefile\n+++ b/Makefile\n@@ -6,2 +6,3 @@\n clean:\n     rm -f *.o app\n+    rm -rf build/\n"
+    result = apply_patch(tmp_path, patch)
+    assert (tmp_path / "Makefile").read_text() == makefile + "\trm -rf build/\n"
+    assert result.files[0].fuzzy  # whitespace was ignored to find it: the warning says so
+    go = "package main\n\nfunc main() {\n\tif ok {\n\t\trun()\n\t}\n}\n"
+    (tmp_path / "main.go").write_text(go)
+    patch = '--- a/main.go\n+++ b/main.go\n@@ -4,3 +4,4 @@\n     if ok {\n         run()\n+        log("ran")\n     }\n'
+    apply_patch(tmp_path, patch)
+    assert (tmp_path / "main.go").read_text() == go.replace("\t\trun()\n", '\t\trun()\n\t\tlog("ran")\n')
