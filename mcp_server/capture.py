@@ -49,8 +49,6 @@ from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, utc
 from skills_store.protocols import TrajectoryStore
 from skills_store.redact import Redactor
 from skills_store.trajectories.closing import close_with_inferred_outcome
-from skills_store.trajectories.schema import prepare_steps
-from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 log = logging.getLogger(__name__)
 
@@ -337,17 +335,19 @@ class SessionCapture:
         only_closing = final and not steps and not task and not used_skills
         creates = trajectory_id is None and session_identity(ctx).key not in self._sessions
 
-        def redacted() -> list[Step]:
+        def redacted(check: bool = False) -> list[Step]:
             clean = [self._redacted_step(s) for s in steps]
             if used_skills:
                 clean.append(used_skills_step(red, list(dict.fromkeys(used_skills))))
+            if check:
+                self.store.check_steps(clean)
             return clean
 
         early: list[Step] | None = None
         if creates and (steps or used_skills):
             # This call creates the session's trajectory: a step the store would refuse is refused first, so that
             # the refusal leaves nothing behind, not even an empty trajectory.
-            early = await anyio.to_thread.run_sync(lambda: self._check_storable(redacted()))
+            early = await anyio.to_thread.run_sync(redacted, True)
         target = await self._target(ctx, trajectory_id, only_closing=only_closing)
         if isinstance(target, RecordResult):
             return target
@@ -388,15 +388,6 @@ class SessionCapture:
                 "result": red.redact(step.result),
             }
         )
-
-    def _check_storable(self, steps: list[Step]) -> list[Step]:
-        """`steps`, or `InvalidInput` (in the store's own words) when the store would refuse one, raised before
-        anything is created for them. Only the SQLite store's limits are known here; another store refuses on
-        append."""
-        if isinstance(self.store, SQLiteTrajectoryStore):
-            limits = self.store.config
-            prepare_steps(steps, max_step_bytes=limits.max_step_bytes, max_text_chars=limits.max_text_chars)
-        return steps
 
     # -- on_close callbacks and shutdown ---------------------------------------------------------------------
 

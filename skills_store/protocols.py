@@ -107,6 +107,11 @@ class TrajectoryStore(Protocol):
         """`append` only if it commits at once (no other write running or waiting); None, nothing written, if not."""
         ...
 
+    def check_steps(self, steps: Sequence[Step]) -> None:
+        """Raise `InvalidInput`, in `append`'s words, when `append` would refuse one of `steps` (its kind, its size),
+        without writing anything: a caller can refuse a call before it creates the trajectory for it."""
+        ...
+
     def update(
         self,
         trajectory_id: str,

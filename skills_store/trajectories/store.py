@@ -158,6 +158,11 @@ class SQLiteTrajectoryStore:
         done, total = self._writer.try_write(self._appending(trajectory_id, steps, shown_skills), durable=durable)
         return total if done else None
 
+    def check_steps(self, steps: Sequence[Step]) -> None:
+        schema.prepare_steps(
+            steps, max_step_bytes=self.config.max_step_bytes, max_text_chars=self.config.max_text_chars
+        )
+
     def _appending(
         self, trajectory_id: str, steps: Sequence[Step], shown_skills: Sequence[str]
     ) -> Callable[[sqlite3.Connection], int]:
