@@ -92,7 +92,7 @@ def _load_skill_files(path: Path, settings: Settings) -> list[dict]:
     is refused before the model loads. A line may name only some fields of a stored skill: those are looked up in
     the catalog, or on a fresh home in the starter pack that opening the bank will seed.
     """
-    from skills_store.skill_md import read_skill_folder_records
+    from skills_store.skill_md_read import read_skill_folder_records
     from skills_store.starter import load_starter_pack
 
     if path.is_dir() or path.name == "SKILL.md":

@@ -17,15 +17,8 @@ from skills_store.embedders import make_embedder
 from skills_store.errors import InvalidInput
 from skills_store.jsonl import dump_skills, import_records, merge_record, read_skill_records
 from skills_store.models import EditRewrite, Skill
-from skills_store.skill_md import (
-    export_skills,
-    parse_skill,
-    read_skill_folder_records,
-    read_skill_folders,
-    render,
-    skill_name,
-    split_frontmatter,
-)
+from skills_store.skill_md import export_skills, render, skill_name
+from skills_store.skill_md_read import parse_skill, read_skill_folder_records, read_skill_folders, split_frontmatter
 
 #: Characters `str.splitlines` breaks at besides "\n" and "\r".
 LINE_BREAKS = ["\u2028", "\u2029", "\x85", "\x1c", "\x1d", "\x1e", "\x0b", "\x0c"]

@@ -8,14 +8,11 @@ import pytest
 from skills_ref.validator import validate as reference_validate
 
 from skills_store.errors import InvalidInput
-from skills_store.skill_md import (
-    MAX_DESCRIPTION,
+from skills_store.skill_md import MAX_DESCRIPTION, export_skills, render, skill_name
+from skills_store.skill_md_read import (
     SkillFolderImportFailed,
-    export_skills,
     parse_skill,
     read_skill_folders,
-    render,
-    skill_name,
     split_frontmatter,
     validate,
 )
