@@ -19,18 +19,30 @@ from skills_store.errors import InvalidInput
 class Filters:
     language: str | None = None
     repo: str | None = None
+    """The repo as the skills store it."""
     tags: tuple[str, ...] = ()
     """Every tag must be present."""
     min_confidence: float = 0.0
+    repo_spellings: tuple[str, ...] = ()
+    """Other stored spellings of the same repo, also selected (GitHub's owner/name ignore case, so `Acme/Beta`
+    and `acme/beta` are one repo even when clones of both were distilled); `validate_filters` fills it."""
 
     @property
     def active(self) -> bool:
         return bool(self.language or self.repo or self.tags or self.min_confidence > 0)
 
+    @property
+    def repos(self) -> tuple[str, ...]:
+        """Every stored spelling the repo filter selects (none without a repo filter)."""
+        return tuple(dict.fromkeys([self.repo, *self.repo_spellings])) if self.repo else ()
+
     def fts_facets(self) -> str | None:
         """The language, repo and tag filters as an FTS5 expression over the `facets` column (AND of tokens)."""
-        tokens = facet_tokens(self.tags, self.language, self.repo)
-        return " AND ".join(f'facets:"{t}"' for t in tokens) or None
+        terms = [f'facets:"{t}"' for t in facet_tokens(self.tags, self.language, None)]
+        repos = [f'facets:"{facet_token("r", r)}"' for r in self.repos]
+        if repos:
+            terms.append(repos[0] if len(repos) == 1 else f"({' OR '.join(repos)})")
+        return " AND ".join(terms) or None
 
     def sql(self, alias: str = "s") -> tuple[str, list[object]]:
         """A WHERE clause over the catalog's `skills` table (aliased `alias`) and its parameters."""
@@ -39,9 +51,11 @@ class Filters:
         if self.language:
             clauses.append(f"{alias}.language = ?")
             params.append(self.language)
-        if self.repo:
-            clauses.append(f"{alias}.repo = ?")
-            params.append(self.repo)
+        if self.repos:
+            clauses.append(
+                f"{alias}.repo IN ({','.join('?' * len(self.repos))})" if len(self.repos) > 1 else f"{alias}.repo = ?"
+            )
+            params.extend(self.repos)
         if self.min_confidence > 0:
             clauses.append(f"{alias}.confidence >= ?")
             params.append(self.min_confidence)
@@ -58,8 +72,8 @@ class Filters:
         clauses: list[dict] = []
         if self.language:
             clauses.append({"language": self.language})
-        if self.repo:
-            clauses.append({"repo": self.repo})
+        if self.repos:
+            clauses.append({"repo": self.repos[0]} if len(self.repos) == 1 else {"repo": {"$in": list(self.repos)}})
         if self.min_confidence > 0:
             clauses.append({"confidence": {"$gte": self.min_confidence}})
         clauses.extend({f"tag:{t}": True} for t in self.tags)
@@ -93,20 +107,29 @@ def validate_filters(
     tags: Sequence[str] | None,
     min_confidence: float,
 ) -> Filters:
-    """Normalise the filters; unknown values are refused with the close matches (`InvalidInput`)."""
+    """Normalise the filters; unknown values are refused with the close matches (`InvalidInput`).
+
+    Language and tags are stored lower-case, so the filter is lower-cased. A repo keeps the spelling its origin
+    remote gave it (`Acme/Beta`), so the filter is stripped and matched against the stored spellings ignoring case.
+    """
     language = language.strip().lower() if language else None
     norm_tags = tuple(dict.fromkeys(t.strip().lower() for t in tags or () if t.strip()))
+    repo = repo.strip() if repo else None
+    spellings = [r for r in known["repo"] if r.casefold() == repo.casefold()] if repo else []
     problems = []
     if language and language not in known["language"]:
         problems.append(_unknown("language", language, known["language"]))
-    if repo and repo not in known["repo"]:
+    if repo and not spellings:
         problems.append(_unknown("repo", repo, known["repo"]))
     for tag in norm_tags:
         if tag not in known["tags"]:
             problems.append(_unknown("tag", tag, known["tags"]))
     if problems:
         raise InvalidInput("; ".join(problems) + ". Fix or omit these filters to search every skill.")
-    return Filters(language, repo, norm_tags, min_confidence)
+    if spellings:  # the exact spelling first, when it is stored
+        spellings.sort(key=lambda r: r != repo)
+        return Filters(language, spellings[0], norm_tags, min_confidence, tuple(spellings[1:]))
+    return Filters(language, repo or None, norm_tags, min_confidence)
 
 
 #: A value quoted back in a refusal is cut to this many characters (it may be as long as the caller sent).
