@@ -2,7 +2,7 @@
 
 A closed session moves a skill's confidence only when it used the skill:
 
-- the agent named it in `record_trajectory(used_skills=[...])`, or
+- the agent named it in `record_trajectory(used_skills=[...])` and the session was shown it, or
 - the skill has an edit rule (`Skill.rule`) and a patch the session applied *after* the skill was first shown
   makes the same rewrite (compared as `lesson.rewrite_key`, so `unicode(...) -> str(...)` matches `unicode ->
   str`). A skill the session was shown before any step recorded it (injected by the Claude Code hook) counts as
@@ -10,6 +10,12 @@ A closed session moves a skill's confidence only when it used the skill:
 
 Shown but unused skills move nothing: a relevant-looking suggestion that the agent ignored says nothing about
 whether its advice works. Their exposure is still counted, as `uses`, when they are returned.
+
+A skill named in `used_skills` that the session was never shown (not in `skills_shown`: search results,
+`run_tests` suggestions, skills the Claude Code hook injected into that trajectory) is ignored (`unshown_used`
+lists them, the outcome pass counts them in `OutcomeReport.unshown`). Otherwise any client could push any skill's
+confidence towards 1 with empty sessions that each name it, and a skill's counts would no longer be those of the
+sessions that were shown it, which is what the SKILL.md export and the docs say they are.
 """
 
 from __future__ import annotations
@@ -48,9 +54,16 @@ def applied_rule(traj: Trajectory, skill: Skill) -> bool:
     return any(lesson.rewrite_key(r.before, r.after) in made for r in skill.rule)
 
 
+def unshown_used(traj: Trajectory) -> list[str]:
+    """The skills `traj` names in `used_skills` without having been shown them: they get no credit."""
+    shown = set(traj.skills_shown)
+    return [s for s in used_skills(traj) if s not in shown]
+
+
 def credited(traj: Trajectory, bank: SkillBank) -> list[str]:
-    """The skills whose counters `traj`'s outcome moves: named as used, or whose rule its later patches applied."""
-    named = used_skills(traj)
+    """The skills whose counters `traj`'s outcome moves: shown, and named as used or their rule applied later."""
+    shown = set(traj.skills_shown)
+    named = [s for s in used_skills(traj) if s in shown]
     rest = [s for s in traj.skills_shown if s not in named]
     matched = [s.skill_id for s in bank.catalog.get(rest) if applied_rule(traj, s)] if rest else []
     return list(dict.fromkeys([*named, *matched]))

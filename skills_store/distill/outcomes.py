@@ -6,9 +6,10 @@ whose prior is Beta(p * 2, (1 - p) * 2) (`posterior_confidence`, two pseudo-obse
 
     confidence = (2p + successes) / (2 + successes + failures)
 
-A trajectory closed with `success` adds one success to every skill it *used* (`credit.credited`: named in
-`used_skills`, or a skill whose edit rule a later patch of the session applied), `failure` one failure;
-`abandoned` (or no outcome) moves nothing. Skills shown but not used move nothing (`OutcomeReport.unused`).
+A trajectory closed with `success` adds one success to every skill it was shown and *used* (`credit.credited`:
+named in `used_skills`, or a skill whose edit rule a later patch of the session applied), `failure` one failure;
+`abandoned` (or no outcome) moves nothing. Skills shown but not used move nothing (`OutcomeReport.unused`), nor do
+skills named in `used_skills` that the session was never shown (`OutcomeReport.unshown`, logged).
 
 Application is driven by the trajectory store's processing marks (`pending_for("outcomes")`), under a file lock
 shared by every process using the same data dir, so each closed trajectory moves the counters exactly once: a
@@ -19,6 +20,7 @@ window is one SQLite transaction wide.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -27,11 +29,13 @@ from typing import TYPE_CHECKING
 
 from filelock import FileLock, Timeout
 
-from skills_store.distill.credit import credited
+from skills_store.distill.credit import credited, unshown_used
 from skills_store.protocols import TrajectoryStore
 
 if TYPE_CHECKING:
     from skills_store.bank import SkillBank
+
+log = logging.getLogger(__name__)
 
 #: The processing mark that `apply_outcomes` sets on the trajectories it has counted.
 OUTCOMES = "outcomes"
@@ -46,6 +50,9 @@ class OutcomeReport:
     failures: dict[str, int] = field(default_factory=dict)
     unused: dict[str, int] = field(default_factory=dict)
     """skill id -> sessions that were shown it, closed with an outcome, and did not use it (counters unmoved)."""
+    unshown: dict[str, int] = field(default_factory=dict)
+    """skill id -> sessions closed with an outcome that named it in `used_skills` but were never shown it
+    (ignored: counters unmoved)."""
 
     @property
     def skills(self) -> int:
@@ -84,10 +91,20 @@ def apply_outcomes(store: TrajectoryStore, bank: SkillBank, *, batch: int = 200)
             if not pending:
                 return report
             for traj in pending:
-                used = credited(traj, bank) if traj.outcome in ("success", "failure") else []
-                for skill_id in traj.skills_shown if traj.outcome in ("success", "failure") else []:
+                counted = traj.outcome in ("success", "failure")
+                used = credited(traj, bank) if counted else []
+                for skill_id in traj.skills_shown if counted else []:
                     if skill_id not in used:
                         report.unused[skill_id] = report.unused.get(skill_id, 0) + 1
+                unshown = unshown_used(traj) if counted else []
+                if unshown:
+                    log.info(
+                        "trajectory %s named skills it was never shown as used; no credit: %s",
+                        traj.trajectory_id,
+                        ", ".join(unshown),
+                    )
+                for skill_id in unshown:
+                    report.unshown[skill_id] = report.unshown.get(skill_id, 0) + 1
                 if used:
                     success = traj.outcome == "success"
                     moved = bank.record_outcome(used, success)
