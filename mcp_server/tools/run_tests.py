@@ -124,6 +124,7 @@ def register(server: ToolSet, deps: Deps) -> None:
                 # What the distiller turns into an error signature (messages are capped).
                 failures=[TestFailure(id=t.id, message=truncate_text(t.message or "", 800)) for t in failed],
                 backend=result.backend,
+                reward=result.reward.value,
             )
             call.ok = result.status == "passed"
             call.reward = result.reward.value

@@ -97,6 +97,8 @@ class TestRunSummary(Summary):
     failures: list[TestFailure] = Field(default_factory=list)
     """The same tests with their (capped) messages."""
     backend: str | None = None
+    reward: float | None = None
+    """This run's reward (None in steps stored before it was kept); the trajectory's `reward` is the last one."""
 
     @field_validator("failing", mode="before")
     @classmethod
@@ -112,6 +114,11 @@ class TestRunSummary(Summary):
     @classmethod
     def _int(cls, value: Any) -> int:
         return value if isinstance(value, int) else 0
+
+    @field_validator("reward", mode="before")
+    @classmethod
+    def _reward(cls, value: Any) -> float | None:
+        return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 class SearchSummary(Summary):

@@ -14,8 +14,9 @@ reward-weighted fine-tuning (or filtering to `reward >= x`) uses:
 Steps map to messages as: `thought` and `action` -> assistant text; `tool_call` -> an assistant message with one
 OpenAI-style tool call (arguments as an object) followed by the tool's message (the result summary, or the
 error); `observation` -> a tool message when it answers the step before, else a user message; `message` ->
-user. The reward is the last `run_tests` reward of the trajectory, else 1.0 for `success` and 0.0 for
-`failure`, else null.
+user. The reward is the last `run_tests` reward of the trajectory (a pass of selected tests after a failure
+they left out stands for the last run before it that counted: `evidence.solved_reward`), else 1.0 for `success`
+and 0.0 for `failure`, else null.
 
 The server's closing note ("session ended ...; outcome ...") is not the agent's: it is left out of TRL records, so
 it never becomes the prompt of a trajectory without a task. A trajectory with nothing to train on (no task and no
@@ -32,6 +33,7 @@ from typing import Any, Literal
 from skills_store.errors import InvalidInput
 from skills_store.models import StoredStep, Trajectory
 from skills_store.trajectories.closing import is_closing_note
+from skills_store.trajectories.evidence import solved_reward
 
 ExportFormat = Literal["jsonl", "trl"]
 FORMATS: tuple[ExportFormat, ...] = ("jsonl", "trl")
@@ -45,8 +47,10 @@ class ExportStats:
 
 
 def reward_of(traj: Trajectory) -> float | None:
+    """The record's reward: the last run's, except that a pass of selected tests that leaves an earlier failure
+    unproven does not stand for "solved" (`evidence.solved_reward`); else from the outcome. Needs the steps."""
     if traj.reward is not None:
-        return traj.reward
+        return solved_reward(traj)
     return {"success": 1.0, "failure": 0.0}.get(traj.outcome or "")
 
 
