@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, get_origin
 
 import typer
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from mcp_server.settings import Settings
 from sandbox.errors import SandboxError
@@ -40,14 +42,44 @@ def unreachable_hint(error: str | None, spec: str) -> str | None:
     return f"could not reach the model {spec!r} at {where}: {error.splitlines()[0]}; check {variable}"
 
 
-def load_settings() -> Settings:
-    try:
-        return Settings()
-    except ValidationError as exc:
+#: Examples for the settings whose variable holds JSON, shown when the value is not JSON (a bare regex, a typo).
+JSON_EXAMPLES = {
+    "redact_patterns": """'["ACME-[0-9]+"]'""",
+    "reward_weights": """'{"syntax": 0.2, "runtime": 0.2, "pass_rate": 0.6}'""",
+}
+
+
+def settings_problem(exc: ValidationError | SettingsError) -> str:
+    """One line naming each bad `SKILLBANK_*` variable and what it needs.
+
+    A value of the wrong type is pydantic's `ValidationError`; a variable of a JSON type (a list, an object) whose
+    text is not JSON at all fails earlier, in pydantic-settings' environment source, as a `SettingsError` that
+    names only the field: the variable and the form it needs are spelled out here.
+    """
+    if isinstance(exc, ValidationError):
         problems = "; ".join(
             f"SKILLBANK_{'_'.join(str(p) for p in e['loc']).upper()}: {e['msg']}" for e in exc.errors()
         )
-        fail(f"invalid settings: {problems}")
+        return f"invalid settings: {problems}"
+    found = re.search(r'field "(\w+)"', str(exc))
+    if found is None:
+        return f"invalid settings: {exc}"
+    field = found.group(1)
+    info = Settings.model_fields.get(field)
+    origin = get_origin(info.annotation) if info else None
+    kind = "a JSON list" if origin is list else "a JSON object" if origin is dict else "JSON"
+    example = JSON_EXAMPLES.get(field)
+    why = f" ({exc.__cause__})" if exc.__cause__ else ""
+    return f"invalid settings: SKILLBANK_{field.upper()} is not JSON{why}; it needs {kind}" + (
+        f", e.g. {example}" if example else ""
+    )
+
+
+def load_settings() -> Settings:
+    try:
+        return Settings()
+    except (ValidationError, SettingsError) as exc:
+        fail(settings_problem(exc))
 
 
 def reader_gone() -> NoReturn:
