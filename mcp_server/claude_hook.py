@@ -5,6 +5,10 @@ trajectory `claude-<session_id>`, its steps, reward and closing) is `skills_stor
 module reads stdin, calls it, and after SessionStart and UserPromptSubmit prints skills for the project or the
 prompt as `additionalContext` (each skill once per session). Errors end with exit status 1 and a message on stderr.
 
+Claude Code's text is taken as it comes: stdin that is not valid UTF-8 is decoded with U+FFFD for the bad bytes,
+and a lone UTF-16 surrogate (Node's JSON writes `\\ud83d` for a string cut mid-emoji, a truncated Bash output say)
+becomes U+FFFD too, so the step is stored rather than lost.
+
 Speed: this module imports no MCP SDK, torch, Chroma or model; skills come from the catalog's keyword index
 (`skills_store.search.keyword.quick_search`).
 """
@@ -17,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from pydantic import ValidationError
+
 from skills_store.errors import SkillStoreError
 from skills_store.models import Skill
 from skills_store.redact import Redactor
@@ -27,6 +33,7 @@ from skills_store.truncate import truncate_text
 SKILLS_K = 3
 
 Search = Callable[[str, int], list[Skill]]
+LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 def project_query(cwd: str | None) -> str:
@@ -92,8 +99,24 @@ def default_search(home: Path, threshold: float | None = None) -> Search:
     return search
 
 
+def decode_stdin(data: bytes | str) -> str:
+    return data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+
+
+def without_surrogates(value: Any) -> Any:
+    """`value` (parsed JSON) with every unpaired surrogate, in keys and strings, replaced by U+FFFD: such text cannot
+    be encoded as UTF-8, so neither stored nor searched. (A pair that JSON escaped is joined by `json.loads`.)"""
+    if isinstance(value, str):
+        return LONE_SURROGATE_RE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {without_surrogates(k): without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_surrogates(v) for v in value]
+    return value
+
+
 def run(
-    stdin_text: str,
+    stdin: bytes | str,
     *,
     home: Path,
     redact_patterns: list[str],
@@ -104,7 +127,7 @@ def run(
 ) -> int:
     """The whole hook: 0 on success (JSON printed when there is context to add), 1 with a message on stderr."""
     try:
-        event = parse_event(stdin_text)
+        event = without_surrogates(parse_event(decode_stdin(stdin)))
         redactor = Redactor(redact_patterns)
         with SQLiteTrajectoryStore(home / "trajectories.db") as store:
             output = handle_event(
@@ -112,6 +135,9 @@ def run(
             )
     except SkillStoreError as exc:
         err.write(f"skillbank hook claude: {exc}\n")
+        return 1
+    except ValidationError as exc:  # a field the step model refuses: said in one line, like any other bad input
+        err.write(f"skillbank hook claude: the event does not make a valid step: {exc.errors()[0]['msg']}\n")
         return 1
     if output is not None:
         out.write(json.dumps(output) + "\n")

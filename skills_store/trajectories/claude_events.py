@@ -130,8 +130,10 @@ def record_event(event: dict[str, Any], store: TrajectoryStore, redactor: Redact
         return session_trajectory(store, event)
     if name == "UserPromptSubmit":
         prompt = redactor.redact_text(str(event.get("prompt") or ""))
+        message = Step(kind="message", content=truncate_text(prompt, 20_000))
+        store.check_steps([message])  # a step the store refuses creates no trajectory either
         tid = session_trajectory(store, event)
-        store.append(tid, [Step(kind="message", content=truncate_text(prompt, 20_000))])
+        store.append(tid, [message])
         if prompt and store.get(tid, with_steps=False).task is None:
             store.update(tid, task=truncate_text(prompt, 2_000))
         return tid
@@ -139,6 +141,7 @@ def record_event(event: dict[str, Any], store: TrajectoryStore, redactor: Redact
         step = tool_step(event, redactor)
         if step is None:
             return None
+        store.check_steps([step])
         tid = session_trajectory(store, event)
         store.append(tid, [step])
         reward = bash_test_reward(event)

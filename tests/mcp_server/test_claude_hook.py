@@ -201,3 +201,75 @@ def test_a_session_that_ends_before_anything_happened_leaves_no_trajectory(tmp_p
     assert call(tmp_path, event("SessionEnd", reason="other"))[0] == 0
     with SQLiteTrajectoryStore(tmp_path / "trajectories.db") as store:
         assert store.list() == []
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("SKILLBANK_EMBEDDER", "minilm2"), ("SKILLBANK_SANDBOX", "dockr"), ("SKILLBANK_REWARD_WEIGHTS", "{")],
+)
+def test_a_bad_setting_the_hook_does_not_use_does_not_stop_it(
+    skillbank_home: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    result = CliRunner().invoke(app, ["claude"], input=event("UserPromptSubmit", prompt="hello"))
+    assert result.exit_code == 0, result.output
+    assert stored(skillbank_home).task == "hello"
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("SKILLBANK_SUGGEST_THRESHOLD", "high", "SKILLBANK_SUGGEST_THRESHOLD: Input should be a valid number"),
+        ("SKILLBANK_REDACT_PATTERNS", "ACME-[0-9]+", "SKILLBANK_REDACT_PATTERNS is not JSON"),
+    ],
+)
+def test_a_bad_setting_the_hook_uses_exits_1_never_2_which_would_block_claude(
+    skillbank_home: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, message: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    result = CliRunner().invoke(app, ["claude"], input=event("UserPromptSubmit", prompt="hello"))
+    assert result.exit_code == 1  # Claude Code treats a hook's exit 2 as blocking: the prompt would be erased
+    assert f"skillbank hook claude: invalid settings: {message}" in result.output
+    assert not (skillbank_home / "trajectories.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("stdin", "expected"),
+    [
+        (event("UserPromptSubmit", prompt="cut \ud83d here"), "cut \ufffd here"),
+        (event("UserPromptSubmit", prompt="pair \U0001f600 kept").encode(), "pair \U0001f600 kept"),
+        (
+            event("UserPromptSubmit", prompt="PLACEHOLDER").encode().replace(b"PLACEHOLDER", b"\xff\xfe ok"),
+            "\ufffd\ufffd ok",
+        ),
+    ],
+)
+def test_text_that_is_not_valid_unicode_is_stored_with_replacement_characters(
+    tmp_path: Path, stdin: str | bytes, expected: str
+) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert run(stdin, home=tmp_path, redact_patterns=[], out=out, err=err, search=lambda q, k: []) == 0, err.getvalue()
+    assert stored(tmp_path).steps[0].content == expected
+
+
+def test_a_lone_surrogate_in_a_tool_response_is_stored_not_lost(tmp_path: Path) -> None:
+    text = event("PostToolUse", tool_name="Bash", tool_input={"command": "cat log"}, tool_response={"stdout": "x"})
+    text = text.replace('"stdout": "x"', '"stdout": "out \\ud83d", "\\udc00key": 1')
+    assert call(tmp_path, text)[0] == 0
+    assert stored(tmp_path).steps[0].result == {"stdout": "out \ufffd", "\ufffdkey": 1}
+
+
+def test_the_cli_stores_a_prompt_whose_bytes_are_not_utf8(skillbank_home: Path) -> None:
+    stdin = event("UserPromptSubmit", prompt="PLACEHOLDER").encode().replace(b"PLACEHOLDER", b"bad \xff")
+    result = CliRunner().invoke(app, ["claude"], input=stdin)
+    assert result.exit_code == 0, result.output
+    assert stored(skillbank_home).task == "bad \ufffd"
+
+
+def test_a_step_the_store_refuses_leaves_no_empty_trajectory(tmp_path: Path) -> None:
+    huge = event("PostToolUse", tool_name="Bash", tool_input={f"k{i}": "v" * 3_000 for i in range(2_000)})
+    code, _, err = call(tmp_path, huge)
+    assert code == 1
+    assert "limit" in err
+    with SQLiteTrajectoryStore(tmp_path / "trajectories.db") as store:
+        assert store.list() == []
