@@ -10,15 +10,18 @@ not start it whatever `enabledMcpjsonServers` says; so install takes skillbank o
 uninstall puts it back when the backup shows it was there.
 
 The hooks let skillbank capture Claude's own Edit/Bash calls and inject skills into prompts; each is an entry
-`{"matcher"?, "hooks": [{"type": "command", "command": "<skillbank> hook claude", "timeout": 10}]}` appended to the
-event's list, so the user's own hooks stay as they are and uninstall removes only these entries. Claude Code runs the
-command with `sh -c`, so the executable's path is shell-quoted there when it needs to be (a space in it, say).
+`{"matcher"?, "hooks": [{"type": "command", "command": "[env SKILLBANK_...=...] <skillbank> hook claude",
+"timeout": 10}]}` appended to the event's list, so the user's own hooks stay as they are and uninstall removes only
+these entries. The `env` prefix pins the settings the hook reads (`Target.hook_env`), as the server's `env` pins the
+server's: Claude Code runs hooks in its own environment, and a hook without them would record into another data
+dir, unredacted. Claude Code runs the command with `sh -c`, so every word is shell-quoted where it needs to be.
 """
 
 from __future__ import annotations
 
 import contextlib
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,16 +61,53 @@ def server_entry(target: Target) -> dict[str, Any]:
     return entry
 
 
-def hook_command(command: str) -> str:
-    """The hook's command line; Claude Code hands it to `sh -c`, so the path is quoted (it may hold a space)."""
-    return f"{shlex.quote(command)} hook claude"
+def hook_command(command: str, env: Mapping[str, str] | None = None) -> str:
+    """The hook's command line, pinning `env` (the settings the hook reads) with an `env VAR=value` prefix, since
+    Claude Code runs hooks in its own environment. It hands the line to `sh -c`, so every word is shell-quoted: the
+    path may hold a space, a redaction pattern `[`, `*` or quotes."""
+    pinned = ["env", *(f"{k}={v}" for k, v in env.items())] if env else []
+    return shlex.join([*pinned, command, "hook", "claude"])
 
 
-def hook_entries(command: str, *, quoted: bool = True) -> dict[str, dict[str, Any]]:
+def hook_entries(
+    command: str, env: Mapping[str, str] | None = None, *, quoted: bool = True
+) -> dict[str, dict[str, Any]]:
     """Our entry per event; `quoted=False` gives the form earlier installs wrote (uninstall removes it too)."""
-    line = hook_command(command) if quoted else f"{command} hook claude"
+    line = hook_command(command, env) if quoted else f"{command} hook claude"
     hook = {"type": "command", "command": line, "timeout": 10}
     return {event: ({"matcher": "*"} if matcher else {}) | {"hooks": [hook]} for event, matcher in HOOK_EVENTS.items()}
+
+
+def pinned_in(line: str, command: str) -> dict[str, str] | None:
+    """The settings a hook command line of ours pins ({} for none); None for a line that runs something else."""
+    if line == f"{command} hook claude":  # the unquoted form of earlier installs, a space in the path and all
+        return {}
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return None
+    if words[-3:] != [command, "hook", "claude"]:
+        return None
+    prefix = words[:-3]
+    if not prefix:
+        return {}
+    pairs = [word.partition("=") for word in prefix[1:]]
+    if prefix[0] != "env" or not pairs or not all(sep and k.startswith("SKILLBANK_") for k, sep, _ in pairs):
+        return None
+    return {k: v for k, _, v in pairs}
+
+
+def is_our_hook(entry: Any, event: str, command: str) -> bool:
+    """Whether `entry` is exactly one that an install wrote for `event`, whatever settings it pinned then (so a
+    reinstall with other settings replaces it, and uninstall removes it, in any environment)."""
+    hooks = entry.get("hooks") if isinstance(entry, dict) else None
+    if not (isinstance(hooks, list) and len(hooks) == 1 and isinstance(hooks[0], dict)):
+        return False
+    line = hooks[0].get("command")
+    env = pinned_in(line, command) if isinstance(line, str) else None
+    if env is None:
+        return False
+    return entry in (hook_entries(command, env)[event], hook_entries(command, quoted=False)[event])
 
 
 def _map(data: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
@@ -114,19 +154,28 @@ def _approval_edit(old: str | None, path: Path) -> Edit:
 def _hooks_edit(target: Target, old: str | None, path: Path) -> Edit:
     data = parse_json(old, path)
     hooks = _map(data, "hooks", path)
-    legacy = hook_entries(target.command, quoted=False)
-    added, present = [], False
-    for event, entry in hook_entries(target.command).items():
+    added: list[str] = []
+    updated: list[str] = []
+    present = False
+    for event, entry in hook_entries(target.command, target.hook_env()).items():
         entries = hooks.setdefault(event, [])
         if not isinstance(entries, list):
             raise InstallError(f"{path}: hooks.{event} is not a list; fix it, then run again")
-        present = present or entry in entries or legacy[event] in entries
-        if entry not in entries:
+        ours = [i for i, e in enumerate(entries) if is_our_hook(e, event, target.command)]
+        present = present or bool(ours)
+        if ours == [] or entries[ours[0]] != entry or len(ours) > 1:
+            (updated if ours else added).append(event)
+        if ours:  # an earlier install's entry, perhaps pinning other settings: replaced where it is
+            entries[ours[0]] = entry
+            for i in reversed(ours[1:]):
+                del entries[i]
+        else:
             entries.append(entry)
-            added.append(event)
-    if not added:
+    if not added and not updated:
         return Edit(old or "", "the skillbank hooks are already there", pre_install=False)
-    return Edit(dump_json(data, like=old), f"added skillbank hooks for {', '.join(added)}", pre_install=not present)
+    what = [f"added skillbank hooks for {', '.join(added)}"] if added else []
+    what += [f"updated skillbank hooks (the settings they pin) for {', '.join(updated)}"] if updated else []
+    return Edit(dump_json(data, like=old), "; ".join(what), pre_install=not present)
 
 
 def install(target: Target) -> list[Change]:
@@ -170,14 +219,16 @@ def _unhook(target: Target, text: str, path: Path) -> tuple[str, str] | None:
     if not isinstance(hooks, dict):
         return None
     dropped: list[str] = []
-    for entries_by_event in (hook_entries(target.command), hook_entries(target.command, quoted=False)):
-        for event, entry in entries_by_event.items():
-            entries = hooks.get(event)
-            if isinstance(entries, list) and entry in entries:
-                entries.remove(entry)
-                dropped += [] if event in dropped else [event]
-                if not entries:
-                    del hooks[event]
+    for event in HOOK_EVENTS:
+        entries = hooks.get(event)
+        if not isinstance(entries, list):
+            continue
+        kept = [e for e in entries if not is_our_hook(e, event, target.command)]
+        if len(kept) < len(entries):
+            dropped.append(event)
+            entries[:] = kept
+            if not entries:
+                del hooks[event]
     if not dropped:
         return None
     if not hooks:

@@ -13,10 +13,16 @@ from agent.install.files import InstallError, dump_json, parse_json
 Client = Literal["claude", "codex", "cline"]
 Scope = Literal["project", "user"]
 NAME = "skillbank"
-#: Settings worth pinning in a client's config (the client may not pass the installer's environment on); never
-#: the HTTP token.
-PINNED_ENV = ("SKILLBANK_HOME", "SKILLBANK_CHROMA_URL", "SKILLBANK_EMBEDDER", "SKILLBANK_SANDBOX",
-              "SKILLBANK_TEST_PYTHON", "SKILLBANK_DOCKER_IMAGE")  # fmt: skip
+#: Settings pinned in a client's config when they are set at install (the client may not pass the installer's
+#: environment on, and a server without them would record into another data dir, unredacted, with another model):
+#: every `mcp_server.settings.Settings` field (a test keeps the two in step), but never the HTTP token, and not the
+#: workspace, which install pins as `--workspace` where it should.
+PINNED_ENV = ("SKILLBANK_HOME", "SKILLBANK_CHROMA_URL", "SKILLBANK_STARTER_SKILLS", "SKILLBANK_EMBEDDER",
+              "SKILLBANK_TEST_PYTHON", "SKILLBANK_SANDBOX", "SKILLBANK_DOCKER_IMAGE", "SKILLBANK_REWARD_WEIGHTS",
+              "SKILLBANK_REDACT_PATTERNS", "SKILLBANK_NO_SKILLS", "SKILLBANK_SUGGEST_THRESHOLD", "SKILLBANK_REVIEW",
+              "SKILLBANK_DISTILL_ON_CLOSE", "SKILLBANK_PRUNE_UNUSED_DAYS", "SKILLBANK_LOG_LEVEL")  # fmt: skip
+#: The settings `skillbank hook claude` reads (`mcp_server.cli.hook.HOOK_FIELDS`), pinned in the hook's command.
+HOOK_ENV = ("SKILLBANK_HOME", "SKILLBANK_REDACT_PATTERNS", "SKILLBANK_SUGGEST_THRESHOLD")
 #: How long a client waits for one tool call. `run_tests` runs up to its `timeout_s` (600 s by default) and then
 #: still stops the run and shapes the result; a client that gave up at 600 s would never see that `timeout` answer,
 #: so clients wait 5 minutes longer (the bundled agent's read timeout is the same).
@@ -36,7 +42,8 @@ class Target(BaseModel):
     command: str
     """The absolute path of the `skillbank` executable the client will start."""
     env: dict[str, str] = Field(default_factory=dict)
-    """The installer's environment (config locations such as CODEX_HOME, XDG_CONFIG_HOME, and SKILLBANK_*)."""
+    """The installer's environment (config locations such as CODEX_HOME, XDG_CONFIG_HOME, and SKILLBANK_*, paths
+    among them already absolute)."""
     force: bool = False
     hooks: bool = False
 
@@ -45,6 +52,9 @@ class Target(BaseModel):
 
     def server_env(self) -> dict[str, str]:
         return {k: self.env[k] for k in PINNED_ENV if self.env.get(k)}
+
+    def hook_env(self) -> dict[str, str]:
+        return {k: self.env[k] for k in HOOK_ENV if self.env.get(k)}
 
 
 def same_server(existing: Any, wanted: Mapping[str, Any]) -> bool:

@@ -13,8 +13,11 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import typer
+from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
-from mcp_server.cli.common import clean_errors, fail
+from mcp_server.cli.common import clean_errors, fail, settings_problem
+from mcp_server.settings import Settings
 
 ClientName = Literal["claude", "codex", "cline"]
 ScopeName = Literal["project", "user"]
@@ -29,7 +32,32 @@ def _skillbank_command() -> str:
     return str(Path(found).absolute())
 
 
-def _target(client: ClientName, scope: ScopeName | None, workspace: Path | None, hooks: bool, force: bool):
+def _client_env(strict: bool) -> dict[str, str]:
+    """The environment the client's config is written from (config locations, and the SKILLBANK_* settings that
+    are pinned there), with the settings that are paths (`SKILLBANK_HOME`, a `SKILLBANK_TEST_PYTHON` path) as
+    `Settings` reads them: absolute against this cwd, since the client starts the server and the hook elsewhere.
+
+    `strict` (install): a bad setting is refused (exit 2) before any file is touched, as it would be pinned into
+    the config and stop every start of the server. Uninstall takes the environment as it is.
+    """
+    env = dict(os.environ)
+    try:
+        settings = Settings()
+    except (ValidationError, SettingsError) as exc:
+        if strict:
+            fail(f"{settings_problem(exc)} (it would be pinned in the client's config; fix it, then run again)")
+        return env
+    for field in ("home", "test_python"):
+        variable = f"SKILLBANK_{field.upper()}"
+        if env.get(variable):
+            value = getattr(settings, field)
+            env[variable] = str(value.absolute()) if isinstance(value, Path) else str(value)
+    return env
+
+
+def _target(
+    client: ClientName, scope: ScopeName | None, workspace: Path | None, hooks: bool, force: bool, *, strict: bool
+):
     from agent.install import Target
 
     if hooks and client != "claude":
@@ -40,7 +68,7 @@ def _target(client: ClientName, scope: ScopeName | None, workspace: Path | None,
         fail(f"--workspace {workspace} is not a directory")
     pin = client == "cline" or (chosen == "user" and workspace is not None)
     return Target(client=client, scope=chosen, workspace=root, pin_workspace=pin, home=Path.home(),
-                  command=_skillbank_command(), env=dict(os.environ), force=force, hooks=hooks)  # fmt: skip
+                  command=_skillbank_command(), env=_client_env(strict), force=force, hooks=hooks)  # fmt: skip
 
 
 Scope = Annotated[
@@ -62,7 +90,7 @@ def install(
     from agent.install import install as run
 
     with clean_errors():
-        for change in run(_target(client, scope, workspace, hooks, force)):
+        for change in run(_target(client, scope, workspace, hooks, force, strict=True)):
             typer.echo(change.line())
 
 
@@ -77,7 +105,7 @@ def uninstall(
     from agent.install import uninstall as run
 
     with clean_errors():
-        changes = run(_target(client, scope, workspace, hooks and client == "claude", force))
+        changes = run(_target(client, scope, workspace, hooks and client == "claude", force, strict=False))
         for change in changes:
             typer.echo(change.line())
         if not changes:
