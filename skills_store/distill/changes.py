@@ -277,6 +277,20 @@ def summarise(edits: Sequence[Edit]) -> ChangeSummary:
     return ChangeSummary(files, kinds, details, _excerpt(files))
 
 
+def rebuild(files: Sequence[FileDelta]) -> ChangeSummary:
+    """The summary of deltas given by their `blocks` only (a part of a fix: see `attribution.attributed`)."""
+    out = []
+    for f in files:
+        delta = FileDelta(f.path, f.action, places=list(f.places), blocks=[(list(r), list(a)) for r, a in f.blocks])
+        for removed, added in delta.blocks:
+            delta.removed += removed
+            delta.added += added
+            delta.pairs += list(zip(removed, added, strict=False))
+        out.append(delta)
+    kinds, details = _kinds(out)
+    return ChangeSummary(out, kinds, details, _excerpt(out))
+
+
 def similarity(a: str, b: str) -> float:
     """How alike two texts are (0..1), by their words."""
     return difflib.SequenceMatcher(None, a.lower().split(), b.lower().split(), autojunk=False).ratio()

@@ -34,6 +34,8 @@ class Failure:
     test_id: str
     """The failing test's id; '' for a run that failed before any test (collection or start-up error)."""
     signature: ErrorSignature | None
+    message: str = ""
+    """The failure's report as the test run gave it (its traceback), when it gave one per test."""
 
     @property
     def key(self) -> str:
@@ -106,7 +108,7 @@ def _mcp_test_run(step: StoredStep) -> TestRun | None:
     args = _dict(step.args)
     tests = args.get("tests")
     scope = tuple(str(t) for t in tests) if isinstance(tests, list) and tests else None
-    failures = [Failure(f.id, from_failure(f.id or "run", f.message or None)) for f in summary.failures]
+    failures = [Failure(f.id, from_failure(f.id or "run", f.message or None), f.message) for f in summary.failures]
     known = {f.test_id for f in failures}
     failures += [Failure(t, None) for t in summary.failing if t not in known]
     if status != "passed" and not failures:

@@ -26,12 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from skills_store.distill import lesson
+from skills_store.distill.attribution import attributed, tampering
 from skills_store.distill.changes import KIND_PHRASES, ChangeSummary, summarise
 from skills_store.distill.episodes import FixEpisode, Pitfall, episodes, language_of
 from skills_store.distill.names import Names
 from skills_store.distill.rules import Rewrite, derive
 from skills_store.distill.runner import DistillResult
-from skills_store.distill.signature import ErrorSignature, specific
+from skills_store.distill.screen import reason_in_text
+from skills_store.distill.signature import ErrorSignature, recognisable, specific, without_paths
 from skills_store.models import TAG_RE, EditRewrite, Skill, Trajectory
 from skills_store.truncate import truncate_text
 
@@ -114,7 +116,13 @@ class HeuristicDistiller:
             if fix.failure.signature is not None:
                 key = (fix.failure.signature.text, tuple(e.index for e in fix.edits))
                 grouped.setdefault(key, []).append(fix)
-        out = [self._fix_skill(traj, group, names) for group in grouped.values()]
+        out: list[Skill] = []
+        for key, group in grouped.items():
+            # One patch that also removed a failure of another signature: each keeps only its own blocks.
+            contested = any(other[0] != key[0] and set(other[1]) & set(key[1]) for other in grouped)
+            skill = self._fix_skill(traj, group, names, contested=contested)
+            if skill is not None:
+                out.append(skill)
         seen: set[str] = set()
         for pit in pitfalls:
             sig = pit.failure.signature
@@ -139,11 +147,24 @@ class HeuristicDistiller:
             p -= c.noisy_penalty
         return round(min(0.80, max(0.30, p)), 4)
 
-    def _fix_skill(self, traj: Trajectory, group: list[FixEpisode], names: Names) -> Skill:
+    def _fix_skill(self, traj: Trajectory, group: list[FixEpisode], names: Names, *, contested: bool) -> Skill | None:
+        """The skill of one fixed failure; None when the edits did not fix it (the test was deleted or weakened),
+        when a patch shared with other failures has no block of its own (`attribution`), or for a case note whose
+        pattern would fit every failure of its type."""
         fix = group[0]
         assert fix.failure.signature is not None  # grouped only when a signature exists
         sig = specific(fix.failure.signature, names)
         change = summarise(fix.edits)
+        for member in group:
+            why = tampering(member.failure, change)
+            if why is not None:
+                log.info("no skill for %s in %s: the edit %s", sig.text, traj.trajectory_id, why)
+                return None
+        if contested:
+            own = attributed(fix.failure, change, traj.workspace)
+            if own is None:
+                return None
+            change = own
         try:
             rewrites = derive(change.files, names, sig.example)
         except Exception:  # an agent's patch no tokenizer foresaw must cost the rule, not the skill
@@ -151,6 +172,8 @@ class HeuristicDistiller:
             rewrites = []
         if rewrites:
             return self._lesson_skill(traj, fix, sig, change, rewrites)
+        if not recognisable(sig):
+            return None
         lead = KIND_PHRASES[change.kinds[0]]
         where = _where(change)
         tests = sorted({f.failure.test_id for f in group if f.failure.test_id})
@@ -243,9 +266,9 @@ class HeuristicDistiller:
         all_tags = [t for t in (_tag(x) for x in [*self.config.tags, *tags, language or ""]) if t]
         return Skill(
             skill_id=skill_id,
-            title=title[:200],
+            title=_shareable(title, traj.workspace)[:200],
             pattern=pattern,
-            strategy=truncate_text(strategy, 8000),
+            strategy=truncate_text(_shareable(strategy, traj.workspace), 8000),
             confidence=prior,
             prior=prior,
             tags=list(dict.fromkeys(all_tags))[:32],
@@ -263,6 +286,15 @@ def _where(change: ChangeSummary) -> str:
         parts.append(f"`{f.path}`{place}")
     more = f" and {len(change.files) - 3} more file(s)" if len(change.files) > 3 else ""
     return f" in {', '.join(parts)}{more}" if parts else ""
+
+
+def _shareable(text: str, workspace: str | None) -> str:
+    """`text` without the user's paths (`signature.without_paths`), unless hiding a path would hide from screening
+    what it refuses (`~/.ssh/id_rsa`): that text stays as it is, and the screen refuses the draft."""
+    clean = without_paths(text, workspace)
+    if clean != text and reason_in_text(clean) is None and reason_in_text(text) is not None:
+        return text
+    return clean
 
 
 def _ran_pytest(traj: Trajectory) -> bool:

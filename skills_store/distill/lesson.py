@@ -51,13 +51,14 @@ def trajectory_names(
     touched += [t.split("::", 1)[0] for t in test_ids if t]
     for step in traj.steps:
         if step.tool in ("run_tests", "Bash", "shell", "exec_command") and step.result is not None:
-            names.add_failure_text("\n".join(_strings(step.result)))
+            names.add_failure_text("\n".join(_strings(step.result)), traj.workspace)
     for path in list(dict.fromkeys([*touched, *sorted(names.traceback_paths)]))[:MAX_FILES]:
         names.add_module_path(path)
         text = read_workspace_file(traj.workspace, path)
         if text is not None:
             names.add_code(text)
             names.read_files = True
+    names.add_workspace_modules(traj.workspace)
     return names.finish()
 
 

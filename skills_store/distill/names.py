@@ -66,6 +66,7 @@ _CLASS_RE = re.compile(r"^\s*class\s+([A-Za-z_]\w*)")
 _ASSIGN_RE = re.compile(r"^\s*([A-Za-z_][\w, ]*?)\s*(?::[^=]+)?=(?!=)")
 _FOR_RE = re.compile(r"\bfor\s+([A-Za-z_][\w, ]*?)\s+in\b|\bas\s+([A-Za-z_]\w*)|\blambda\s+([\w, ]*):")
 _PATH_RE = re.compile(r"(?:^|[\s'\"(])((?:[\w.-]+/)*[\w-]+\.py)\b")
+_ABS_PATH_RE = re.compile(r"(?:^|[\s'\"(])(/(?:[\w.@+-]+/)+[\w-]+\.py)\b")
 MAX_FILE_BYTES = 200_000
 
 
@@ -90,6 +91,8 @@ class Names:
     """Top-level modules the user's code imports or the failure ran through that are not the user's."""
     from_modules: set[str] = field(default_factory=set)
     """Names the user's code imports from modules that are not theirs (`from json import loads` -> `loads`)."""
+    from_origins: dict[str, set[str]] = field(default_factory=dict)
+    """The modules each of `from_modules` was imported from (a name imported from the user's module is theirs)."""
     traceback_paths: set[str] = field(default_factory=set)
     """The user's files a failure's traceback runs through (read too, when the workspace is there)."""
     read_files: bool = False
@@ -153,7 +156,7 @@ class Names:
                 self.imported |= {a.name.split(".")[0] for a in node.names if a.name.split(".")[0] not in self.user}
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 self.imported.add(node.module.split(".")[0])
-                self.from_modules |= {a.asname or a.name for a in node.names}
+                self._imported_from(node.module, [a.asname or a.name for a in node.names])
 
     def _add_line(self, line: str) -> None:
         line = line.split("#", 1)[0]
@@ -161,7 +164,7 @@ class Names:
         if imp:
             if imp.group(1) and not imp.group(1).startswith("."):
                 self.imported.add(imp.group(1).split(".")[0])
-                self.from_modules |= {n.split(" as ")[-1].strip(" ()") for n in imp.group(2).split(",")}
+                self._imported_from(imp.group(1), [n.split(" as ")[-1].strip(" ()") for n in imp.group(2).split(",")])
             elif imp.group(3):
                 self.imported |= {n.strip().split(".")[0].split(" ")[0] for n in imp.group(3).split(",")}
             return
@@ -180,21 +183,48 @@ class Names:
                 if group:
                     self.user |= {n.strip() for n in group.split(",") if n.strip().isidentifier()}
 
-    def add_failure_text(self, text: str) -> None:
-        """A failure's traceback: the user's files it names, the libraries it ran through."""
+    def _imported_from(self, module: str, imported: Iterable[str]) -> None:
+        for name in imported:
+            self.from_modules.add(name)
+            self.from_origins.setdefault(name, set()).add(module.split(".")[0])
+
+    def add_failure_text(self, text: str, workspace: str | None = None) -> None:
+        """A failure's traceback: the user's files it names (an absolute path inside `workspace` too), the
+        libraries it ran through."""
         self.imported |= set(_SITE_PACKAGES_RE.findall(text))
         for line in text.splitlines():
             code = line.lstrip("> \t")
             if _IMPORT_RE.match(code) and not line.lstrip().startswith("E "):
                 self._add_line(code)
+        root = workspace.rstrip("/") + "/" if workspace else ""
+        for path in _ABS_PATH_RE.findall(text) if root else []:
+            if path.startswith(root) and "site-packages" not in path:
+                self.add_module_path(path[len(root) :])
+                self.traceback_paths.add(path[len(root) :])
         for path in _PATH_RE.findall(text):
             if "site-packages" not in path and "/lib/python" not in path and not path.startswith("/"):
                 self.add_module_path(path)
                 self.traceback_paths.add(path)
 
+    def add_workspace_modules(self, workspace: str | None) -> None:
+        """The modules imported by name that are files or packages of the workspace are the user's, edited or not
+        (`from helpers import parse_line` with a `helpers.py` next to the code)."""
+        if not workspace:
+            return
+        root = Path(workspace)
+        for module in sorted(self.imported):
+            if module in STDLIB or not module.isidentifier():
+                continue
+            for base in (root, root / "src"):
+                if (base / f"{module}.py").is_file() or (base / module / "__init__.py").is_file():
+                    self.user_modules.add(module)
+                    break
+
     def finish(self) -> Names:
-        """Drop from `imported` what turned out to be the user's own, and keywords from every set."""
+        """Drop from `imported` what turned out to be the user's own (and the names imported only from the
+        user's modules), and keywords from every set."""
         self.imported -= self.user_modules
+        self.from_modules -= {n for n, mods in self.from_origins.items() if mods <= self.user_modules}
         self.user -= set(keyword.kwlist) | {"self", "cls", "_"}
         return self
 

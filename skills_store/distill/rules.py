@@ -113,7 +113,11 @@ class _Abstractor:
         elif nxt == "=" and depths(toks)[k] > 0:
             keep = not self.names.is_user(t.text)
         else:
-            keep = self.names.is_known(t.text) or (prev == "import" and k >= 2)
+            # `from json import loads` keeps `loads`; `from helpers import parse_line` (the user's module) does not.
+            from_users = (
+                len(toks) > 1 and toks[0].text == "from" and (toks[1].text == "." or self.names.is_user(toks[1].text))
+            )
+            keep = self.names.is_known(t.text) or (prev == "import" and k >= 2 and not from_users)
         kept[k] = keep
         if keep or not assign:
             return t.text

@@ -8,8 +8,9 @@ tells an agent to do any of these is refused with the reason, and the pass repor
 
 - run code fetched from the network: `curl ... | sh`, `wget -O- ... | bash`, `pip install` from a URL or git,
   `eval`/`exec` of downloaded or base64-decoded text, `python -c` with `urllib`/`requests`;
-- disable, skip or delete tests: `@pytest.mark.skip`, `pytest.skip(`, `--deselect`, `-k "not ..."`, `xfail`
-  markers added, `rm tests/...`, `unittest.skip`, `addopts` that ignore tests;
+- disable, skip, delete or weaken tests: `@pytest.mark.skip`, `pytest.skip(`, `--deselect`, `-k "not ..."`,
+  `xfail` markers added, `rm tests/...`, `unittest.skip`, `addopts` that ignore tests, a rule that removes an
+  assertion or a test function (`assert f(x) == 3` -> nothing), an `assert True`;
 - touch credentials: `~/.ssh`, `id_rsa`, `.aws/credentials`, `.netrc`, `.pypirc`, `.git-credentials`, keychains,
   printing or sending the environment, reading `*_TOKEN`/`*_SECRET`/`*_KEY` variables.
 
@@ -40,6 +41,8 @@ RULES: list[tuple[str, re.Pattern[str]]] = [
     ("disables tests", re.compile(r"--deselect\b|--ignore(?:-glob)?[= ]\S*test|-k\s+[\"']?not\s", _FLAGS)),
     ("disables tests", re.compile(r"\b(?:rm|del|unlink|git\s+rm)\b[^\n]*\btests?[/_\w.]*\.py|\brm\s+-rf?\s+\S*tests?\b", _FLAGS)),
     ("disables tests", re.compile(r"\b(?:delete|remove|disable|skip|comment out)\s+(?:the\s+)?(?:failing\s+)?tests?\b", _FLAGS)),
+    ("weakens tests", re.compile(r"\bassert\s*\(?\s*(?:True|1|not\s+(?:False|None|0))\s*\)?\s*(?:[`'\"\n,#]|$)")),
+    ("deletes tests", re.compile(r"\bremoved? `(?:async\s+)?def\s+test\w*\s*\(", _FLAGS)),
     ("touches credentials", re.compile(r"~/\.ssh|\.ssh/(?:id_|authorized_keys|config)|\bid_(?:rsa|ed25519|ecdsa)\b", _FLAGS)),
     ("touches credentials", re.compile(r"\.aws/credentials|\.netrc\b|\.pypirc\b|\.git-credentials|\.docker/config\.json|\.kube/config", _FLAGS)),
     ("touches credentials", re.compile(r"\b(?:printenv|env)\s*(?:\||>)|\bos\.environ\b(?:\s*\)|\.copy\(\)|\.items\(\))", _FLAGS)),
@@ -55,9 +58,32 @@ class Screened:
     """(skill id, reason) of each refused draft."""
 
 
+_ASSERTION_RE = re.compile(r"^\s*(?:assert\b|self\.assert\w*\s*\(|self\.fail\b)")
+_TEST_DEF_RE = re.compile(r"^\s*(?:async\s+)?def\s+test\w*\s*\(")
+
+
+def _rule_reason(before: str, after: str) -> str | None:
+    """A rewrite that removes an assertion (to nothing or to something that asserts nothing) or a test."""
+    if _ASSERTION_RE.match(before) and not _ASSERTION_RE.match(after):
+        return f"weakens tests: `{before[:60]}` -> `{after[:20]}`"
+    if _TEST_DEF_RE.match(before) and not after.strip():
+        return f"deletes tests: remove `{before[:60]}`"
+    return None
+
+
 def reason_to_refuse(skill: Skill) -> str | None:
     """Why `skill` must not be stored (the first rule its text breaks, quoting it), or None when it is safe."""
-    text = "\n".join([skill.title, skill.pattern, skill.strategy, *(f"{r.before}\n{r.after}" for r in skill.rule)])
+    for rw in skill.rule:
+        reason = _rule_reason(rw.before, rw.after)
+        if reason:
+            return reason
+    return reason_in_text(
+        "\n".join([skill.title, skill.pattern, skill.strategy, *(f"{r.before}\n{r.after}" for r in skill.rule)])
+    )
+
+
+def reason_in_text(text: str) -> str | None:
+    """The first rule `text` breaks, quoting it, or None."""
     for reason, pattern in RULES:
         found = pattern.search(text)
         if found:

@@ -19,6 +19,7 @@ placeholders. `collections.abc` names are grouped as `<ABC>`:
 
 from __future__ import annotations
 
+import keyword
 import re
 from dataclasses import dataclass
 
@@ -165,6 +166,36 @@ def abstract_message(message: str, names: Names | None = None, *, literal: bool 
         cut = text.rfind(" ", 0, MAX_SIGNATURE_CHARS)
         text = text[: cut if cut > MAX_SIGNATURE_CHARS // 2 else MAX_SIGNATURE_CHARS] + " ..."
     return text
+
+
+_LITERAL_WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
+_ABS_PATH_RE = re.compile(
+    r"(?<![\w<>.:/~-])(?:/[\w.@+-]+){2,}/?|(?<![\w/])~(?:/[\w.@+-]+)+/?|\b[A-Za-z]:\\(?:[\w.@+-]+\\?)+"
+)
+
+
+def recognisable(sig: ErrorSignature) -> bool:
+    """Whether the pattern's message keeps a literal word to recognise the failure by.
+
+    `AssertionError: assert <n> == <n>` or `KeyError: '<name>'` keep none (placeholders, operators and the `assert`
+    keyword only): such a pattern fits every failure of its type, so a case note behind it, one session's diff,
+    would be suggested for all of them. `assert None == [...]` keeps `None`; `division by zero` keeps its words.
+    """
+    text = re.sub(r"<[^<>\s]+>", " ", sig.message)
+    return any(
+        w in ("None", "True", "False") or not (keyword.iskeyword(w) or keyword.issoftkeyword(w))
+        for w in _LITERAL_WORD_RE.findall(text)
+    )
+
+
+def without_paths(text: str, workspace: str | None) -> str:
+    """`text` with the workspace's own paths made relative and any other absolute path as `<path>`, as in a
+    pattern: a skill quotes error lines and code, but where one user keeps their files is not part of the lesson."""
+    if workspace and len(workspace.rstrip("/")) > 1:
+        root = workspace.rstrip("/")
+        text = text.replace(root + "/", "")
+        text = re.sub(rf"{re.escape(root)}(?![\w.-])", ".", text)
+    return _ABS_PATH_RE.sub("<path>", text)
 
 
 def specific(sig: ErrorSignature, names: Names) -> ErrorSignature:
