@@ -70,8 +70,10 @@ def _venv_roots(venv: Path, python: Path) -> list[Path]:
     """Host dirs a workspace venv needs: itself, its base install, and what its `.pth` files add.
 
     Everything here is read from files the workspace controls, so nothing is trusted that does not look like a
-    Python install: a base dir must hold a Python interpreter, never be `/`, HOME or above it, and a `.pth`
-    entry is only followed inside the workspace, the venv, the base install or this server's own Python.
+    Python install: a base dir must be a CPython prefix (`bin/python3.X` beside `lib/python3.X/os.py`), never
+    `/`, HOME or above it, and one inside HOME is shown only as its own `bin` and `lib` (a `home = ~/.local/bin`
+    must not bring back `~/.local/share`). A `.pth` entry is only followed inside the workspace, the venv, those
+    dirs or this server's own Python.
     """
     workspace = venv.parent
     prefixes: list[Path] = []
@@ -85,10 +87,10 @@ def _venv_roots(venv: Path, python: Path) -> list[Path]:
     real = python.resolve()
     if real.is_file() and os.access(real, os.X_OK):
         prefixes.append(real.parent.parent)
-    prefixes = [p for p in prefixes if _is_python_prefix(p)]
-    allowed = [workspace, venv, *prefixes, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+    shown = [d for p in prefixes if _is_python_prefix(p) for d in _prefix_dirs(p.resolve())]
+    allowed = [workspace, venv, *shown, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
     extra = [d for d in _pth_dirs(venv) if path_is_under(d.resolve(), allowed) and not _forbidden(d.resolve())]
-    return minimal_roots([venv, *prefixes, *extra])
+    return minimal_roots([venv, *shown, *extra])
 
 
 def _forbidden(path: Path) -> bool:
@@ -98,9 +100,22 @@ def _forbidden(path: Path) -> bool:
 
 
 def _is_python_prefix(path: Path) -> bool:
+    """A CPython install prefix: some `bin/python3.X` with its standard library `lib/python3.X/os.py`."""
     if not path.is_absolute() or not path.is_dir() or _forbidden(path.resolve()):
         return False
-    return any((path / "bin").glob("python3*")) or any((path / "bin").glob("python"))
+    for exe in (path / "bin").glob("python3.*"):
+        version = exe.name.removeprefix("python")
+        if version.replace(".", "").isdigit() and (path / "lib" / f"python{version}" / "os.py").is_file():
+            return True
+    return False
+
+
+def _prefix_dirs(prefix: Path) -> list[Path]:
+    """What of a base install a sandbox is shown: all of it outside HOME; inside HOME only its `bin` and `lib*`,
+    so that a prefix which is a general-purpose dir (`~/.local`) does not re-expose the rest of it."""
+    if not prefix.is_relative_to(Path.home().resolve()):
+        return [prefix]
+    return [prefix / name for name in ("bin", "lib", "lib64") if (prefix / name).is_dir()]
 
 
 def _pth_dirs(venv: Path) -> list[Path]:

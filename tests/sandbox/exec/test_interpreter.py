@@ -1,0 +1,76 @@
+"""Which host dirs a workspace's own venv makes the sandbox show: only real Python installs, never HOME content."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from sandbox.exec.interpreter import find_interpreter
+
+REAL_PYTHON = Path(sys.executable).resolve()
+
+
+def _workspace_venv(ws: Path, cfg_home: Path) -> None:
+    (ws / ".venv" / "bin").mkdir(parents=True)
+    (ws / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    (ws / ".venv" / "pyvenv.cfg").write_text(f"home = {cfg_home}\n")
+
+
+def _fake_prefix(prefix: Path, *, stdlib: bool) -> None:
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    (prefix / "bin").mkdir(parents=True)
+    (prefix / "bin" / f"python{version}").symlink_to(REAL_PYTHON)
+    if stdlib:
+        (prefix / "lib" / f"python{version}").mkdir(parents=True)
+        (prefix / "lib" / f"python{version}" / "os.py").write_text("")
+
+
+@pytest.fixture
+def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    (home / ".local" / "share" / "opencode").mkdir(parents=True)
+    (home / ".local" / "share" / "opencode" / "auth.json").write_text('{"key": "secret"}')
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+def test_a_pyvenv_home_of_dot_local_bin_does_not_show_the_operators_local_share(
+    tmp_path: Path, fake_home: Path
+) -> None:
+    _fake_prefix(fake_home / ".local", stdlib=False)  # `uv python install` leaves bin/python3.X there
+    ws = tmp_path / "ws"
+    _workspace_venv(ws, fake_home / ".local" / "bin")
+    roots = find_interpreter(ws).roots
+    assert not any((fake_home / ".local" / "share").is_relative_to(r) for r in roots)
+
+
+def test_a_real_python_prefix_inside_home_is_shown_as_its_bin_and_lib_only(tmp_path: Path, fake_home: Path) -> None:
+    prefix = fake_home / ".pyenv" / "versions" / "3.x"
+    _fake_prefix(prefix, stdlib=True)
+    (prefix / "share" / "secret.txt").parent.mkdir()
+    (prefix / "share" / "secret.txt").write_text("x")
+    ws = tmp_path / "ws"
+    _workspace_venv(ws, prefix / "bin")
+    roots = find_interpreter(ws).roots
+    assert prefix / "bin" in roots
+    assert prefix / "lib" in roots
+    assert not any((prefix / "share").is_relative_to(r) for r in roots)
+
+
+def test_a_dir_with_a_python_but_no_standard_library_is_not_a_base_install(tmp_path: Path) -> None:
+    tools = tmp_path / "tools"
+    _fake_prefix(tools, stdlib=False)
+    (tools / "data.txt").write_text("not python")
+    ws = tmp_path / "ws"
+    _workspace_venv(ws, tools / "bin")
+    assert not any(tools.is_relative_to(r) or r.is_relative_to(tools) for r in find_interpreter(ws).roots)
+
+
+def test_a_real_python_prefix_outside_home_is_shown_whole(tmp_path: Path, fake_home: Path) -> None:
+    prefix = tmp_path / "opt-python"
+    _fake_prefix(prefix, stdlib=True)
+    ws = tmp_path / "ws"
+    _workspace_venv(ws, prefix / "bin")
+    assert prefix in find_interpreter(ws).roots
