@@ -82,6 +82,28 @@ def load_settings() -> Settings:
         fail(settings_problem(exc))
 
 
+def refuse_store_path(out: Path, home: Path, option: str = "--out") -> None:
+    """Exit 2 when `out` lies in the data dir or is one of its files under another name (a symlink, a hard link).
+
+    Writing an export there would truncate the store the command is reading (a tab-completed `--out
+    ~/.local/share/skillbank/trajectories.db` emptied it). Called before anything is opened for writing.
+    """
+    try:
+        target, root = out.resolve(), home.resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        fail(f"{option} {out}: {exc}")
+    if target.is_relative_to(root):
+        fail(f"{option} {out} is inside the data dir {root}, whose files are the store itself; write it elsewhere")
+    try:
+        stat = target.stat()
+    except OSError:
+        return  # not there yet: a new file
+    if stat.st_nlink > 1 and root.is_dir():
+        for path in root.rglob("*"):
+            if path.is_file() and path.stat()[1:3] == stat[1:3]:  # (inode, device): the same file
+                fail(f"{option} {out} is {path} of the data dir under another name; write it elsewhere")
+
+
 def reader_gone() -> NoReturn:
     """stdout's reader closed the pipe (`skillbank ... | head`): stop writing and exit without a word.
 

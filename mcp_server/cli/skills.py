@@ -18,7 +18,15 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from mcp_server.cli.common import bank_exists, clean_errors, fail, load_settings, open_bank_cli, open_catalog
+from mcp_server.cli.common import (
+    bank_exists,
+    clean_errors,
+    fail,
+    load_settings,
+    open_bank_cli,
+    open_catalog,
+    refuse_store_path,
+)
 from mcp_server.cli.skills_upkeep import approve, dedupe, prune, reindex, reject
 from mcp_server.settings import Settings
 from skills_store.catalog import Catalog
@@ -157,12 +165,17 @@ def export(
     """Write every skill as JSONL (re-importable with `skills import`, candidates included with their status) or the
     active ones as Agent Skills SKILL.md folders (agents read those: a candidate awaiting review is never published).
     """
-    skills, _ = _list_skills(load_settings(), Filters(min_confidence=min_confidence), 10**9)
+    settings = load_settings()
+    if format == "skill-md" or target is not None:
+        out_dir = _export_dir(out, target, Path.home())
+        refuse_store_path(out_dir, settings.home, "--for" if target else "--out")
+    elif out not in (None, "-"):
+        refuse_store_path(Path(out), settings.home)
+    skills, _ = _list_skills(settings, Filters(min_confidence=min_confidence), 10**9)
     if format == "skill-md" or target is not None:
         skills = [s for s in skills if s.status == "active"]
         from skills_store.skill_md import export_skills
 
-        out_dir = _export_dir(out, target, Path.home())
         with clean_errors():
             written = export_skills(skills, out_dir)
         typer.echo(f"wrote {len(written)} SKILL.md folder(s) to {out_dir}")

@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from mcp_server.cli.common import clean_errors, fail, load_settings
+from mcp_server.cli.common import clean_errors, fail, load_settings, refuse_store_path
 
 app = typer.Typer(help="Inspect and export captured trajectories.", no_args_is_help=True)
 PAGE = 200
@@ -105,6 +105,8 @@ def export(
     from skills_store.trajectories.trl_export import ExportStats, export_lines, reward_of
 
     stats = ExportStats()
+    if out is not None:
+        refuse_store_path(out, load_settings().home)
     with clean_errors(), _open_store() as store:
         stream = out.open("w", encoding="utf-8") if out else sys.stdout
         try:

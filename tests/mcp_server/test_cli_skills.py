@@ -262,3 +262,17 @@ def test_distill_without_any_trajectory_says_how_to_get_some(home: Path) -> None
     assert result.exit_code == 0
     assert "nothing to distill: no trajectories under" in result.output
     assert "`skillbank serve` records them" in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--out", "chroma/chroma.sqlite3"], ["--out", "catalog.db"], ["--format", "skill-md", "--out", "chroma"]],
+)
+def test_export_into_the_data_dir_is_refused_and_the_bank_is_untouched(home: Path, args: list[str]) -> None:
+    args = [str(home / a) if a.startswith(("chroma", "catalog")) else a for a in args]
+    files = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
+    result = runner.invoke(app, ["export", *args])
+    assert result.exit_code == 2, result.output
+    assert "inside the data dir" in result.output
+    assert {p: p.read_bytes() for p in home.rglob("*") if p.is_file()} == files
+    assert ids(home) == ["sk-stale", "sk-typo"]

@@ -148,3 +148,22 @@ def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(
     _, err = proc.communicate(timeout=120)
     assert err.decode() == ""
     assert proc.returncode == 1
+
+
+@pytest.mark.parametrize("how", ["the file", "its wal", "a new file in the data dir", "a symlink", "a hard link"])
+def test_export_onto_a_file_of_the_data_dir_is_refused_and_the_store_is_untouched(
+    filled: dict[str, str], skillbank_home: Path, tmp_path: Path, how: str
+) -> None:
+    db = skillbank_home / "trajectories.db"
+    out = {"the file": db, "its wal": Path(f"{db}-wal"), "a new file in the data dir": skillbank_home / "x.jsonl",
+           "a symlink": tmp_path / "link.jsonl", "a hard link": tmp_path / "hard.jsonl"}[how]  # fmt: skip
+    if how == "a symlink":
+        out.symlink_to(db)
+    if how == "a hard link":
+        out.hardlink_to(db)
+    before = db.read_bytes()
+    result = runner.invoke(app, ["export", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "of the data dir" in result.output or "inside the data dir" in result.output
+    assert db.read_bytes() == before
+    assert len(runner.invoke(app, ["list", "--json"]).output.splitlines()) == 3
