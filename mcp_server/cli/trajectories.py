@@ -126,9 +126,16 @@ def export(
         typer.echo(f"wrote {stats.written} trajectories to {out}", err=True)
 
 
+#: The longest idle time `close-stale` takes, 100 years (`timedelta` cannot hold 1e12 hours, nor inf; the range
+#: check refuses nan too).
+MAX_IDLE_HOURS = 876_000.0
+
+
 @app.command("close-stale")
 def close_stale(
-    idle_hours: Annotated[float, typer.Option(min=0.0, help="Close open ones with no step for this long.")] = 24.0,
+    idle_hours: Annotated[
+        float, typer.Option(min=0.0, max=MAX_IDLE_HOURS, help="Close open ones with no step for this long.")
+    ] = 24.0,
 ) -> None:
     """Close trajectories left open (a crashed client or server) as `abandoned`."""
     with clean_errors(), _open_store() as store:

@@ -167,3 +167,14 @@ def test_export_onto_a_file_of_the_data_dir_is_refused_and_the_store_is_untouche
     assert "of the data dir" in result.output or "inside the data dir" in result.output
     assert db.read_bytes() == before
     assert len(runner.invoke(app, ["list", "--json"]).output.splitlines()) == 3
+
+
+@pytest.mark.parametrize("hours", ["1e12", "inf", "nan", "-1"])
+def test_close_stale_refuses_an_idle_time_it_cannot_count_and_closes_nothing(
+    filled: dict[str, str], skillbank_home: Path, hours: str
+) -> None:
+    result = runner.invoke(app, ["close-stale", "--idle-hours", hours])
+    assert result.exit_code == 2, result.output
+    assert "--idle-hours" in result.output
+    with SQLiteTrajectoryStore(skillbank_home / "trajectories.db") as store:
+        assert store.get(filled["live"], with_steps=False).status == "open"
