@@ -8,6 +8,12 @@ of change it was (with the changed lines as evidence). Its `sources` name the tr
 or more and never fixed becomes a low-confidence *pitfall* skill listing what did not work. Failures without an
 error message give no skill: there is no pattern to recognise them by.
 
+Not every failure that went away was fixed (`attribution`): a "fix" that deletes or weakens the failing test gives
+no skill, and when one patch removed failures of different signatures each keeps only the blocks that plausibly
+fixed it (none: no skill). A case note (no rule) is made only under a pattern that keeps a word to recognise the
+failure by (`signature.recognisable`): `assert <n> == <n>` fits every assertion. Paths quoted in a skill's text
+lose the user's locations (`signature.without_paths`).
+
 The prior confidence follows the evidence (documented in docs/distillation.md):
 
     0.55 base for a fix confirmed by a later test run

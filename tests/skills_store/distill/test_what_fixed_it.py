@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from skills_store.distill.attribution import attributed
+from skills_store.distill.changes import summarise
+from skills_store.distill.episodes import episodes
 from skills_store.distill.heuristic import HeuristicDistiller
 from skills_store.distill.screen import reason_to_refuse
 from skills_store.models import EditRewrite
@@ -200,3 +203,15 @@ def test_a_module_that_is_a_file_of_the_workspace_is_the_users_even_when_not_edi
     assert skill.pattern == "ImportError: cannot import name '<name>' from '<name>' (<path>)"
     assert skill.rule == []
     assert "parse_line" not in skill.title
+
+
+def test_a_failure_is_credited_with_the_value_its_traceback_function_reads_not_with_other_blocks(
+    steps, tmp_path: Path
+) -> None:
+    (tmp_path / "shop.py").write_text(SHOP_FIXED)
+    traj = _session(steps, [("test_shop.py::test_tax", TAX)], {"shop.py": (SHOP, SHOP_FIXED)}, workspace=str(tmp_path))
+    [fix], _ = episodes(traj)
+    own = attributed(fix.failure, summarise(fix.edits), str(tmp_path))
+    assert own is not None
+    assert own.files[0].removed == ["RATE = 0.2"]
+    assert attributed(fix.failure, summarise(fix.edits), None) is None
