@@ -84,6 +84,11 @@ def test_claude_user_install_with_hooks_merges_and_uninstall_restores_exactly(ho
     assert settings.read_text() == json.dumps(mine)
 
 
+def test_the_example_settings_hold_only_hooks_since_claude_code_reads_no_server_from_a_settings_file() -> None:
+    example = json.loads((ROOT / "claude_settings.example.json").read_text())
+    assert set(example) == {"hooks"}  # an mcpServers block there configures nothing (Claude Code 2.1)
+
+
 def test_the_installed_hooks_are_those_of_the_example_settings(home: Path, project: Path) -> None:
     assert cli("install", "claude", "--hooks", "--workspace", str(project))[0] == 0
     installed = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]
