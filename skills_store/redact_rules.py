@@ -191,13 +191,110 @@ PROVIDERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (rf"(?P<pypi_token>pypi-AgE[{_B64}]{{50,1024}})", ("pypi-",)),
     (rf"(?P<jwt>eyJ[{_B64}]{{8,512}}\.eyJ[{_B64}]{{8,8192}}\.[{_B64}]{{0,1024}})", ("eyj",)),
 )
+
 PRIVATE_KEY = _rule(
     "private-key",
     r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END \1PRIVATE KEY(?: BLOCK)?-----|\Z)",
     "private key",
     flags=re.DOTALL,
 )
-PROVIDER_RULES: tuple[Rule, ...] = (PRIVATE_KEY, *(_rule(None, p, *n, check=_provider_ok) for p, n in PROVIDERS))
+#: The same formats shortened by an elision, as pytest prints a long string in an assertion
+#: (`'ghp_Q7wErTy8...LzXcVbNm1234A'`): the prefix, what is left of the body, `...` or `…`, and the tail after it.
+#: Half a key is still a leak, and the prefix names the service. kind -> (prefixes, body characters). A format
+#: with one prefix gets the elided form as the first alternative after its prefix (no extra scan of the text);
+#: one with several (`gh[pousr]_` and `github_pat_`) gets a rule per prefix, each starting with a literal.
+ELIDED: dict[str, tuple[tuple[str, ...], str]] = {
+    "anthropic_key": ((r"sk-ant-[a-z]{1,16}\d{0,4}-",), _B64),
+    "openai_key": ((r"sk-(?:proj-|svcacct-|admin-|None-)?",), _B64),
+    "github_token": ((r"gh[pousr]_", r"github_pat_"), "A-Za-z0-9_"),
+    "gitlab_token": ((r"gl(?:pat|dt|rt|ptt)-",), r"A-Za-z0-9_\-"),
+    "slack_token": ((r"xox[abposre]-",), r"A-Za-z0-9\-"),
+    "google_api_key": ((r"AIza",), _B64),
+    "google_oauth": ((r"ya29\.", r"GOCSPX-"), _B64),
+    "stripe_key": ((r"(?:sk|rk|pk)_(?:live|test)_",), "A-Za-z0-9"),
+    "huggingface_token": ((r"hf_",), "A-Za-z0-9"),
+    "npm_token": ((r"npm_",), "A-Za-z0-9"),
+    "pypi_token": ((r"pypi-AgE",), _B64),
+}
+_MASK_CHARS = frozenset("xX*#")
+
+
+def _elided_ok(match: re.Match[str]) -> bool:
+    """An elided key keeps enough of itself to leak: 6 characters or more around the elision, random-looking (two
+    of digits, upper and lower case: `hf_token...` is a word, not a key), not a mask (`ghp_xxxx...`); a bare
+    prefix with an elision (`sk-proj-...`, how docs write a key) is left alone."""
+    if len(match["head"]) >= 16:  # as much as the full forms ask for: judged like them (`sk-1234...` included)
+        return _provider_ok(match)
+    left = match["head"] + match["tail"]
+    if len(left) < 6 or set(left) <= _MASK_CHARS:
+        return False
+    classes = sum(bool(r.search(left)) for r in (_ASCII_DIGIT_RE, _ASCII_UPPER_RE, _ASCII_LOWER_RE))
+    if classes < 2:
+        return False
+    start = match.start()
+    glued = start > 0 and match.string[start - 1].isalnum()
+    # `sk-`/`hf_` glued to a letter (`risk-Ab12...`) is a word more often than a key: it needs more of the key.
+    return not glued or match.lastgroup not in ("openai_key", "huggingface_token") or (len(left) >= 16 and _mixed(left))
+
+
+def _format_ok(match: re.Match[str]) -> bool:
+    return _provider_ok(match) if match.groupdict().get("tail") is None else _elided_ok(match)
+
+
+def _elision(chars: str) -> str:
+    return rf"(?P<head>[{chars}]{{0,512}})(?:\.\.\.|\u2026)(?P<tail>[{chars}]{{0,512}})"
+
+
+def _format_rules(pattern: str, needles: tuple[str, ...]) -> list[Rule]:
+    """The rule of a format, with its elided form: merged after the one prefix (tried first: a full key followed
+    by `...` is then taken with its tail), else as rules of their own. The outer group closes last, so
+    `match.lastgroup` stays the kind."""
+    kind = pattern[len("(?P<") : pattern.index(">")]
+    if kind not in ELIDED:
+        return [_rule(None, pattern, *needles, check=_provider_ok)]
+    prefixes, chars = ELIDED[kind]
+    full = pattern[len(f"(?P<{kind}>") : -1]
+    rest = full[len(prefixes[0]) :]
+    if len(prefixes) == 1 and full.startswith(prefixes[0]) and "|" not in rest:
+        merged = f"(?P<{kind}>{prefixes[0]}(?:{_elision(chars)}|{rest}))"
+        return [_rule(None, merged, *needles, check=_format_ok)]
+    own = [_rule(None, f"(?P<{kind}>{p}{_elision(chars)})", *needles, check=_elided_ok) for p in prefixes]
+    return [*own, _rule(None, pattern, *needles, check=_provider_ok)]
+
+
+#: pytest then diffs the two strings past their common head or tail (`Skipping 37 identical leading characters in
+#: diff`), in lines such as `- 0GfEdCbA9876` / `+ 0GfEdCbA987`: a piece of the key, without its prefix when the
+#: head was skipped. Such a line is redacted when an elided key stands shortly before its `Skipping` line (the
+#: same assertion message).
+_ELIDED_KEY_RE = re.compile(
+    "(?:"
+    + "|".join(p for prefixes, _ in ELIDED.values() for p in prefixes)
+    + r")[A-Za-z0-9_\-]{0,512}(?:\.\.\.|\u2026)"
+)
+_SKIPPING = ("identical leading characters in diff", "identical trailing characters in diff")
+
+
+def _diff_piece_ok(match: re.Match[str]) -> bool:
+    text, start = match.string, match.start()
+    skipping = max(text.rfind(s, max(0, start - 400), start) for s in _SKIPPING)
+    if skipping < 0 or "\n\n" in text[skipping:start]:
+        return False
+    return bool(_ELIDED_KEY_RE.search(text, max(0, skipping - 1500), skipping))
+
+
+DIFF_PIECE = _rule(
+    "key-piece",
+    r"^(?:E[ \t]+)?[ \t]*[-+] (?P<s>[A-Za-z0-9_\-]{4,512})[ \t]*$",
+    *_SKIPPING,
+    group="s",
+    flags=re.MULTILINE,
+    check=_diff_piece_ok,
+)
+PROVIDER_RULES: tuple[Rule, ...] = (
+    PRIVATE_KEY,
+    *(r for p, n in PROVIDERS for r in _format_rules(p, n)),
+    DIFF_PIECE,
+)
 
 #: An unquoted value inside a line ends at white space, quotes, escapes and the punctuation around values.
 _BARE = r"[^\s\"'`\\,;&|<>(){}\[\]]+"

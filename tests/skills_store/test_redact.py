@@ -6,6 +6,8 @@ Secrets are assembled at run time so that no credential-shaped literal sits in t
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 import urllib.parse
 from pathlib import Path
@@ -361,3 +363,78 @@ def test_a_redacted_key_never_takes_the_place_of_a_key_already_there() -> None:
     token = "gh" + "p_" + A36
     out = R.redact({token: 1, "[REDACTED:github-token]": 2})
     assert out == {"[REDACTED:github-token] #2": 1, "[REDACTED:github-token]": 2}
+
+
+GH = "gh" + "p_" + "Q7wErTy8Ui9OpAsDfGhJkLzXcVbNm1234Ab"
+OPENAI = "sk-" + "proj-" + "Xy9ZaBcDeFgHiJkLmNoPqRsTuVwXyZ1a2B3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXyZIh0GfEdCbA9876"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (f"AssertionError: assert '{GH[:12]}...{GH[-13:-1]}' == '{GH[:12]}...{GH[-12:]}'", "github-token"),
+        (f"AssertionError: assert '{OPENAI[:12]}...{OPENAI[-13:-1]}' == 'x'", "openai-key"),
+        (f"E   - {GH[:12]}\u2026{GH[-12:]}", "github-token"),
+        (f'"message": "assert \\u0027{GH[:12]}...{GH[-12:]}\\u0027 == \\u0027x\\u0027"', "github-token"),
+        ("sk-" + "ant-api03-" + A36[:10] + "..." + A36[-10:], "anthropic-key"),
+        ("xo" + "xb-1234567890..." + A36[:8], "slack-token"),
+        ("sk_" + "live_" + A36[:10] + "...", "stripe-key"),
+        (GH[:20] + "...", "github-token"),
+    ],
+)
+def test_a_key_shortened_by_an_elision_is_redacted_with_its_tail(text: str, kind: str) -> None:
+    """pytest prints a long string as its head, `...` and its tail: both halves are part of the key."""
+    out = R.redact_text(text)
+    assert f"[REDACTED:{kind}]" in out
+    for secret in (GH, OPENAI, A36):
+        for fragment in (secret[4:12], secret[-12:-1], secret[-8:]):
+            assert fragment not in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "set OPENAI_API_KEY to your key (sk-" + "proj-...)",
+        "a token looks like gh" + "p_...",
+        "gh" + "p_xxxxxxxxxxxx... (masked)",
+        "Reading hf" + "_token...",
+        "Calling hf" + "_hub_download...",
+        "the risk-Ab12cd... ratio",
+        "loading..." + " done",
+    ],
+)
+def test_an_elided_prefix_without_a_random_looking_body_is_left_alone(text: str) -> None:
+    assert R.redact_text(text) == text
+
+
+def test_pytests_own_shortened_assertion_message_keeps_no_fragment_of_the_key(tmp_path: Path) -> None:
+    test = tmp_path / "test_key.py"
+    test.write_text(
+        f"def test_key():\n    expected = {GH!r}\n    assert expected[:-1] + 'A' == expected\n"
+        f"def test_openai():\n    expected = {OPENAI!r}\n    assert expected[:-1] + '7' == expected\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    messages = [line for line in run.stdout.splitlines() if line.startswith("E ")]
+    assert any("..." in m for m in messages), run.stdout  # pytest shortened the strings
+    assert any("identical leading characters" in m for m in messages), run.stdout  # and diffed their tails
+    out = R.redact_text("\n".join(messages))
+    assert "[REDACTED:github-token]" in out
+    assert "[REDACTED:openai-key]" in out
+    for secret in (GH, OPENAI):
+        assert secret[4:12] not in out
+        assert secret[-8:-1] not in out
+
+
+def test_pytests_diff_of_ordinary_strings_is_left_alone() -> None:
+    message = (
+        "AssertionError: assert 'hello wonderful world of tests, version 12' == 'hello wonderful world of tests, "
+        "version 13'\n  \n  Skipping 38 identical leading characters in diff, use -v to show\n  - sion 12\n"
+        "  ?        ^\n  + sion 13\n  ?        ^"
+    )
+    assert R.redact_text(message) == message
