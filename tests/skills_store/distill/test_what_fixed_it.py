@@ -12,6 +12,7 @@ from skills_store.distill.attribution import attributed
 from skills_store.distill.changes import summarise
 from skills_store.distill.episodes import episodes
 from skills_store.distill.heuristic import HeuristicDistiller
+from skills_store.distill.names import Names
 from skills_store.distill.screen import reason_to_refuse
 from skills_store.models import EditRewrite
 
@@ -215,3 +216,12 @@ def test_a_failure_is_credited_with_the_value_its_traceback_function_reads_not_w
     assert own is not None
     assert own.files[0].removed == ["RATE = 0.2"]
     assert attributed(fix.failure, summarise(fix.edits), None) is None
+
+
+def test_a_module_named_by_an_absolute_traceback_path_inside_the_workspace_is_the_users() -> None:
+    names = Names()
+    names.add_failure_text(
+        "ImportError: cannot import name 'parse_line' from 'helpers' (/gone/ws/helpers.py)", "/gone/ws"
+    )
+    names.add_failure_text('  File "/usr/lib/python3.11/json/__init__.py", line 3', "/gone/ws")
+    assert names.finish().user_modules == {"helpers"}
