@@ -53,6 +53,35 @@ class ServerCommand:
         return [*self.args, "serve", "--workspace", str(workspace)]
 
 
+#: Settings that name a path: relative ones are resolved in this process's cwd before the server gets them.
+PATH_SETTINGS = ("SKILLBANK_HOME", "SKILLBANK_WORKSPACE")
+#: Settings that name a program: made absolute when given as a path, left for PATH when a bare name.
+PROGRAM_SETTINGS = ("SKILLBANK_TEST_PYTHON",)
+
+
+def absolute_program(program: str) -> str:
+    """`.venv/bin/python` or `~/py/bin/python` made absolute against this process's cwd; `python3` left as it is."""
+    if os.sep in program or program.startswith("~"):
+        return str(Path(program).expanduser().absolute())
+    return program
+
+
+def pinned_paths(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` with its relative path settings made absolute here.
+
+    The server runs with the workspace as its cwd, where `SKILLBANK_HOME=data` would name `<workspace>/data`: the
+    agent's and the eval's data would be recorded into the repository under test (and be visible to its tests).
+    """
+    out = dict(env)
+    for key in PATH_SETTINGS:
+        if out.get(key):
+            out[key] = str(Path(out[key]).expanduser().absolute())
+    for key in PROGRAM_SETTINGS:
+        if out.get(key):
+            out[key] = absolute_program(out[key])
+    return out
+
+
 def skillbank_toolset(
     server: ServerCommand, workspace: Path, *, use_skills: bool, log_file: Path | None = None, process_tool_call: Any
 ) -> MCPToolset[Any]:
@@ -61,7 +90,7 @@ def skillbank_toolset(
     With `use_skills=False` the server runs with `SKILLBANK_NO_SKILLS=1` (no `search_skills`, no
     `suggested_skills`); the tool is also filtered out here so the ablation holds whatever the server version.
     """
-    env = dict(server.env)
+    env = pinned_paths(server.env)  # the server's cwd is the workspace, not ours
     if not use_skills:
         env["SKILLBANK_NO_SKILLS"] = "1"
     transport = StdioTransport(

@@ -6,6 +6,7 @@ Library code never reads the environment itself.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -19,6 +20,23 @@ from sandbox.testing.reward import DEFAULT_WEIGHTS, normalise_weights
 
 def default_home() -> Path:
     return Path(user_data_dir("skillbank", appauthor=False))
+
+
+def absolute_path(path: Path) -> Path:
+    """`path` with `~` expanded, made absolute against this process's working directory.
+
+    Settings are handed on to processes that run elsewhere (the server the bundled agent spawns runs in the
+    workspace, a client starts the installed server in its own cwd), so a relative `SKILLBANK_HOME=data` must be
+    pinned to the directory it meant where it was typed, not re-read in the child's cwd."""
+    return path.expanduser().absolute()
+
+
+def absolute_program(program: str) -> str:
+    """A program given as a path (`.venv/bin/python`, `~/py/bin/python`) made absolute like `absolute_path`; a bare
+    name (`python3`) is left as it is, for a PATH lookup."""
+    if os.sep in program or program.startswith("~"):
+        return str(absolute_path(Path(program)))
+    return program
 
 
 EMBEDDER_FORMS = "'minilm', 'sentence-transformers:<model name or path>', 'hash' or 'hash:<dimension, at least 8>'"
@@ -51,7 +69,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="SKILLBANK_", extra="ignore")
 
     home: Path = Field(default_factory=default_home)
-    """Data dir: `trajectories.db`, `catalog.db`, `chroma/`."""
+    """Data dir: `trajectories.db`, `catalog.db`, `chroma/`. A relative path is made absolute when the settings are
+    read (`absolute_path`), so every child process gets the same directory."""
     chroma_url: str | None = None
     """`http://host:8000` to use a Chroma server (`chroma run --path DIR`) instead of the embedded store."""
     token: SecretStr | None = None
@@ -86,6 +105,16 @@ class Settings(BaseSettings):
     prune_unused_days: int = Field(default=90, ge=1)
     """`skills prune` removes skills under 0.5 confidence not used for this many days."""
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "WARNING"
+
+    @field_validator("home", "workspace")
+    @classmethod
+    def _absolute(cls, value: Path | None) -> Path | None:
+        return None if value is None else absolute_path(value)
+
+    @field_validator("test_python")
+    @classmethod
+    def _absolute_python(cls, value: str | None) -> str | None:
+        return absolute_program(value) if value else value
 
     @field_validator("embedder")
     @classmethod

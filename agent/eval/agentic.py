@@ -34,14 +34,16 @@ class AgenticSolver:
         env: Mapping[str, str] | None = None,
     ) -> None:
         from agent.run import Limits
-        from agent.server import ServerCommand
+        from agent.server import ServerCommand, absolute_program
 
         self.model = model
         self.limits = Limits(max_requests=max_requests, timeout_s=timeout_s)
         server_env = dict(os.environ if env is None else env)
-        server_env |= {"SKILLBANK_HOME": str(home), "SKILLBANK_EMBEDDER": embedder, "SKILLBANK_STARTER_SKILLS": "false"}
+        # Absolute: the server runs in the task's copy, where a relative `--out ev` would record into `<copy>/ev/home`.
+        server_env |= {"SKILLBANK_HOME": str(home.expanduser().absolute()), "SKILLBANK_EMBEDDER": embedder,
+                       "SKILLBANK_STARTER_SKILLS": "false"}  # fmt: skip
         if test_python:
-            server_env["SKILLBANK_TEST_PYTHON"] = test_python
+            server_env["SKILLBANK_TEST_PYTHON"] = absolute_program(test_python)
         self.server = ServerCommand.default(server_env)
 
     def solve(self, ctx: SolveContext) -> SolveResult:

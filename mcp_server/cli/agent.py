@@ -17,10 +17,16 @@ import anyio
 import typer
 
 from mcp_server.cli.common import clean_errors, fail, load_settings, unreachable_hint
+from mcp_server.settings import Settings
 
 
-def _server_env(home: Path) -> dict[str, str]:
-    return {**os.environ, "SKILLBANK_HOME": str(home)}
+def _server_env(settings: Settings) -> dict[str, str]:
+    """This process's environment with the path settings as read here (absolute): the server runs in the workspace,
+    where a relative `SKILLBANK_HOME` would name a directory inside the repository under test."""
+    env = {**os.environ, "SKILLBANK_HOME": str(settings.home)}
+    if settings.test_python:
+        env["SKILLBANK_TEST_PYTHON"] = settings.test_python
+    return env
 
 
 def _check_reachable(result: Any, spec: str) -> None:
@@ -104,8 +110,8 @@ def agent(
 
         resolved = resolve_model(model, os.environ)
         exe = Path(sys.executable).with_name("skillbank")
-        server = (ServerCommand(str(exe), (), _server_env(settings.home)) if exe.exists()
-                  else ServerCommand(sys.executable, ("-m", "mcp_server"), _server_env(settings.home)))  # fmt: skip
+        server = (ServerCommand(str(exe), (), _server_env(settings)) if exe.exists()
+                  else ServerCommand(sys.executable, ("-m", "mcp_server"), _server_env(settings)))  # fmt: skip
         limits = Limits(max_requests=max_requests, max_tokens=max_tokens, timeout_s=timeout)
 
         def progress(line: str) -> None:

@@ -4,8 +4,10 @@ Anthropic Messages)."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,6 +66,48 @@ def test_no_skills_hides_search_skills_and_shows_no_skills(
     assert all(
         not (s.get("result") or {}).get("suggested_skills") for s in traj["steps"] if isinstance(s.get("result"), dict)
     )
+
+
+def test_a_relative_data_dir_is_the_one_it_names_where_the_agent_was_started(
+    buggy_repo: Path, server, agent_env: dict[str, str], tmp_path: Path
+) -> None:
+    # The server runs in the workspace: SKILLBANK_HOME=relhome once recorded into <workspace>/relhome.
+    cwd = tmp_path / "here"
+    cwd.mkdir()
+    env = {**agent_env, "SKILLBANK_HOME": "relhome", "SKILLBANK_TEST_PYTHON": os.path.relpath(sys.executable, cwd)}
+    with chat_endpoint([[("run_tests", {})], "giving up"]) as llm:
+        out = subprocess.run(
+            [server.command, "agent", "fix", "--workspace", str(buggy_repo), "--model", "openai:q", "--json"],
+            env={**env, "OPENAI_BASE_URL": f"{llm.url}/v1"}, cwd=cwd, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    assert json.loads(out.stdout)["tests"]["total"] == 2  # the relative test python ran the tests
+    assert (cwd / "relhome" / "trajectories.db").is_file()
+    assert not (buggy_repo / "relhome").exists()
+
+
+def test_path_settings_handed_to_the_server_are_made_absolute_here(tmp_path: Path, monkeypatch) -> None:
+    from agent.server import pinned_paths
+
+    monkeypatch.chdir(tmp_path)
+    env = {"SKILLBANK_HOME": "data", "SKILLBANK_TEST_PYTHON": "venv/bin/python", "SKILLBANK_WORKSPACE": "/abs/ws",
+           "SKILLBANK_EMBEDDER": "hash", "PATH": "bin"}  # fmt: skip
+    assert pinned_paths(env) == {**env, "SKILLBANK_HOME": str(tmp_path / "data"),
+                                 "SKILLBANK_TEST_PYTHON": str(tmp_path / "venv/bin/python")}  # fmt: skip
+    assert pinned_paths({"SKILLBANK_TEST_PYTHON": "python3"}) == {"SKILLBANK_TEST_PYTHON": "python3"}  # PATH lookup
+
+
+def test_settings_read_a_relative_home_and_test_python_as_absolute_paths(tmp_path: Path, monkeypatch) -> None:
+    from mcp_server.settings import Settings
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SKILLBANK_HOME", "rel/home")
+    monkeypatch.setenv("SKILLBANK_TEST_PYTHON", "venv/bin/python")
+    settings = Settings()
+    assert settings.home == tmp_path / "rel" / "home"
+    assert settings.test_python == str(tmp_path / "venv" / "bin" / "python")
+    monkeypatch.setenv("SKILLBANK_TEST_PYTHON", "python3")
+    assert Settings().test_python == "python3"
 
 
 @pytest.mark.parametrize(
