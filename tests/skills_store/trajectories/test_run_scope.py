@@ -119,3 +119,67 @@ def test_a_session_without_captured_runs_is_judged_by_its_reward_as_before(store
     store.update(tid, reward=1.0)
     assert close_with_inferred_outcome(store, tid, "Claude Code session ended").outcome == "success"
     assert reward_of(store.get(tid)) == 1.0
+
+
+CALC = {
+    "calc.py": "def total(items):\n    return sum(v for _, v in items.iteritems())\n",
+    "tests/test_calc.py": (
+        "from calc import total\n\n\ndef test_total():\n    assert total({'a': 1, 'b': 2}) == 3\n\n\n"
+        "def test_trivial():\n    assert 1 + 1 == 2\n"
+    ),
+}
+
+
+FIX = """\
+--- a/calc.py
++++ b/calc.py
+@@ -1,2 +1,2 @@
+ def total(items):
+-    return sum(v for _, v in items.iteritems())
++    return sum(v for _, v in items.items())
+"""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("fixed", "selected", "outcome"),
+    [(False, [TRIVIAL], "failure"), (True, [TOTAL], "success"), (True, ["tests/test_calc.py"], "success")],
+)
+async def test_a_real_session_left_open_after_a_subset_run_is_closed_by_what_its_runs_prove(
+    tmp_path: Path, fixed, selected, outcome
+) -> None:
+    """Through the MCP server: the whole suite fails, then (after the fix or not) a passing run of `selected`."""
+    import subprocess
+    import sys
+
+    from mcp import Client
+
+    from mcp_server.app import create_server
+    from mcp_server.services import build_deps
+    from mcp_server.settings import Settings
+
+    repo = tmp_path / "calc"
+    for rel, text in CALC.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    settings = Settings(
+        home=tmp_path / "home", embedder="hash", starter_skills=False, workspace=repo,
+        test_python=sys.executable, sandbox="local", no_skills=True,
+    )  # fmt: skip
+    deps = build_deps(settings)
+    async with Client(create_server(deps)) as client:
+        first = await client.call_tool("run_tests", {})
+        if fixed:
+            assert (await client.call_tool("apply_patch", {"patch": FIX})).structured_content["applied"]
+        second = await client.call_tool("run_tests", {"tests": selected})
+    await deps.capture.flush()
+    assert (first.structured_content["status"], second.structured_content["status"]) == ("failed", "passed")
+    [traj] = deps.trajectories.list()
+    traj = deps.trajectories.get(traj.trajectory_id)
+    assert (traj.status, traj.outcome, traj.reward) == ("closed", outcome, 1.0)
+    if outcome == "failure":
+        assert "tests/test_calc.py::test_total failed in an earlier run" in traj.steps[-1].content
+        assert reward_of(traj) == first.structured_content["reward"]["value"] < 1.0
+    else:
+        assert reward_of(traj) == 1.0
