@@ -41,6 +41,7 @@ from sandbox.exec.base import (
 )
 from sandbox.exec.cgroup import PidsCgroup
 from sandbox.exec.pump import pump_process
+from sandbox.exec.view import MAX_SOCKET_MASKS, git_guard, host_sockets, runtime_args, runtime_dirs, socket_masks
 
 UNFENCED_WARNING = "files outside the workspace are not protected (no bubblewrap)"
 UNMASKED_WARNING = "the skillbank data dir is not hidden from the tests (no bubblewrap); only its path is withheld"
@@ -160,9 +161,11 @@ class LocalSandbox:
         group = PidsCgroup.create(self.config.max_pids)
         if group is None and NO_CGROUP_WARNING not in self._warnings:
             self._warnings.append(NO_CGROUP_WARNING)
-        argv = [*self._bwrap_args(cwd, scratch), *command] if self._bwrap else list(command)
+        guard = git_guard(self.workspace, scratch_root(self.config.scratch_dir, "local")) if self._bwrap else None
         try:
-            return self._execute(argv, cwd, timeout, run_env, group, cancel)
+            with guard or contextlib.nullcontext([]) as git:
+                argv = [*self._bwrap_args(cwd, scratch, git), *command] if self._bwrap else list(command)
+                return self._execute(argv, cwd, timeout, run_env, group, cancel)
         finally:
             if group is not None:
                 group.remove()
@@ -234,7 +237,10 @@ class LocalSandbox:
             "RLIMIT_CORE": 0,
         }
 
-    def _bwrap_args(self, cwd: Path, scratch: Path) -> list[str]:
+    def _bwrap_args(self, cwd: Path, scratch: Path, git: list[str]) -> list[str]:
+        """The bubblewrap command line: the host read-only; HOME, /tmp and the runtime dirs (daemon sockets)
+        empty; the interpreter dirs among them, the scratch dir and the workspace bound again; `git` (keeping
+        `.git` read-only) and the hidden paths' masks on top; `/dev/null` over every other host socket."""
         assert self._bwrap is not None
         args = [self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         args += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
@@ -242,22 +248,27 @@ class LocalSandbox:
         hidden = [home] if self.config.hide_home and (home := _home()) is not None else []
         for path in hidden:
             args += ["--tmpfs", str(path)]
+        runtime = runtime_dirs()
+        args += runtime_args(runtime)
         args += ["--bind", str(scratch / "tmp"), "/tmp", "--bind", str(scratch), str(scratch)]
         # The fresh HOME and /tmp hide what was there: bring back, read-only, the interpreter dirs among it
         # (a checkout or a virtualenv under /tmp, as CI may have).
-        covered = [*hidden, Path("/tmp")]
+        covered = [*hidden, *runtime, Path("/tmp")]
+        shown = [self.workspace]
         for root in minimal_roots(self.ro_paths):
             if path_is_under(root, covered) and not path_is_under(root, [scratch]) and root.exists():
                 args += ["--ro-bind", str(root), str(root)]
+                shown.append(root)
         args += self._mask_args(inside_workspace=False)
         args += ["--bind", str(self.workspace), str(self.workspace)]
-        git_dir = self.workspace / ".git"
-        if git_dir.is_dir() and not git_dir.is_symlink():
-            # Host git reads this repo's config later (the syntax reward): the tests must not be able to plant
-            # a filter or hook there that the host would then run outside the sandbox.
-            args += ["--ro-bind", str(git_dir), str(git_dir)]
+        args += git
         args += self._mask_args(inside_workspace=True)
         args += [arg for path in self.hidden if path.is_dir() for arg in ("--remount-ro", str(path))]
+        unseen = [*self.hidden, scratch, Path("/dev"), Path("/proc")]
+        masks, left_out = socket_masks(host_sockets(), covered=covered, shown=shown, unseen=unseen)
+        if left_out:
+            self._warnings.append(f"{left_out} host unix sockets stay reachable (only {MAX_SOCKET_MASKS} are hidden)")
+        args += masks
         args += ["--chdir", str(cwd)]
         return [*args, "--"]
 
