@@ -36,6 +36,35 @@ def unquote_c(text: str, line: int) -> tuple[str, str]:
     raise MalformedPatch(line, f"the quoted file name {text!r} has no closing quote", "close the quote")
 
 
+def shown_name(name: str) -> str:
+    """`name` as a result shows it: unchanged when it is valid UTF-8, else C-quoted as git quotes it
+    (`"latin\\351.txt"`), so a file name of any bytes reaches the client as text (JSON cannot carry the lone
+    surrogates that `surrogateescape` decodes such bytes to)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return _quote_c(name)
+    return name
+
+
+def _quote_c(name: str) -> str:
+    out = ['"']
+    for ch in name:
+        if "\udc80" <= ch <= "\udcff":  # a byte that was not UTF-8
+            out.append(f"\\{ord(ch) - 0xDC00:03o}")
+        elif "\ud800" <= ch <= "\udfff":
+            out.extend(f"\\{byte:03o}" for byte in ch.encode("utf-8", "surrogatepass"))
+        elif ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ch == "\x7f":
+            short = next((key for key, code in _ESCAPES.items() if code == ord(ch)), None)
+            out.append(f"\\{short}" if short else f"\\{ord(ch):03o}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
 def header_name(rest: str, line: int) -> tuple[str, bool]:
     """The file name of a `---` or `+++` line (after the marker) and whether its timestamp is the epoch.
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 from sandbox.exec.docker import DockerConfig
 from sandbox.exec.image import DEFAULT_IMAGE
 from sandbox.exec.local import LocalConfig
+from sandbox.testing.changes import RepoMemory
 from sandbox.testing.reward import DEFAULT_WEIGHTS, normalise_weights
 
 
@@ -36,6 +37,14 @@ class RunnerConfig(BaseModel):
     """Longest message kept per test (the crash line and the end of the traceback)."""
     output_tail_chars: int = Field(default=8000, ge=200)
     """Longest `output_tail` in a result."""
+
+    _repo_memory: RepoMemory = PrivateAttr(default_factory=RepoMemory)
+
+    @property
+    def repo_memory(self) -> RepoMemory:
+        """The git repository each workspace showed when this config first checked it (before any of its runs),
+        which the syntax reward keeps using (`sandbox.testing.changes`): build one config per server."""
+        return self._repo_memory
 
     @field_validator("reward_weights")
     @classmethod

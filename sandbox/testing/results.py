@@ -95,11 +95,12 @@ def parse_junit(
     `root` is pytest's rootdir (the workspace): a case's module is found there from its `classname` (see
     `junit_node_id`). A case without a name (a KeyboardInterrupt leaves `<testcase time="0.000" />`) is skipped.
 
-    The file was written by the code under test, so it is opened without following symlinks, must be a regular
-    file, and is not parsed when larger than `max_bytes`.
+    The file was written by the code under test, so it is opened without following symlinks and without blocking
+    (opening a FIFO with no writer would wait forever), must be a regular file, and is not parsed when larger than
+    `max_bytes`.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return ParsedReport()
     except OSError as exc:

@@ -1,7 +1,8 @@
 """The reward of a test run: syntax, runtime and pass rate, combined with normalised weights.
 
 - `syntax`: the share of changed Python files that compile (changed = differs from git HEAD, or untracked; every
-  `.py` file when the workspace is not a git repo with a commit). 1.0 when no Python file changed.
+  `.py` file when the workspace is not a git repo with a commit; see `sandbox.testing.changes`). 1.0 when no
+  Python file changed. It is checked on the host before each run, within a budget (`syntax_budget_s`).
 - `runtime`: 1.0 when the suite ran (no collection error, no timeout, a usable report), else 0.0.
 - `pass_rate`: (passed + xpassed) / (passed + xpassed + failed + errors) over the tests, each counted once by its
   listed outcome; skips and xfails count for nothing. A test whose teardown failed is an error here, although
@@ -9,37 +10,43 @@
 
 The value is the weighted sum, and 0 when the run is invalid (status `error`, `timeout` or `no_tests`): a run that
 proves nothing earns nothing, but its components are still returned so the agent sees what went wrong.
-Files are compiled by this process's interpreter, never imported or run.
+Files are compiled by this process's interpreter (in a child process), never imported or run. Names that are not
+UTF-8 are shown C-quoted, as git shows them (`shown_name`).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
+import io
+import marshal
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from sandbox.patch.paths import shown_name
 from sandbox.syntax import syntax_error
+from sandbox.testing.changes import Deadline, RepoMemory, Source, changed_sources
 from sandbox.testing.models import Reward, SyntaxProblem
 
 #: Default weights; `Settings.reward_weights` (SKILLBANK_REWARD_WEIGHTS) overrides them.
 DEFAULT_WEIGHTS: dict[str, float] = {"syntax": 0.2, "runtime": 0.2, "pass_rate": 0.6}
 COMPONENTS = frozenset(DEFAULT_WEIGHTS)
-#: Directories never searched for Python files when the workspace is not a git repo.
-SKIP_DIRS = frozenset(
-    {".git", ".hg", ".venv", "venv", "env", "node_modules", "__pycache__", ".tox", ".nox", "build", "dist"}
-    | {".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs"}
-)
 MAX_FILES = 2000
 MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_TOTAL_BYTES = 32 * 1024 * 1024
+#: The syntax check before a run gets this share of the run's timeout_s, at most `MAX_SYNTAX_S` (see
+#: `syntax_budget_s`): it runs on the host, outside the sandbox's timeout.
+SYNTAX_SHARE = 0.1
+MAX_SYNTAX_S = 10.0
 
 
 class SyntaxReport(BaseModel):
     checked: int
     problems: list[SyntaxProblem]
+    notes: list[str] = Field(default_factory=list)
+    """What the check could not do (the budget ran out, git was not trusted): warnings of the run."""
 
     @property
     def score(self) -> float:
@@ -70,72 +77,99 @@ def pass_rate(passed: int, failed: int, errors: int, xpassed: int = 0) -> float:
     return 0.0 if ran == 0 else (passed + xpassed) / ran
 
 
-def check_syntax(workspace: Path) -> SyntaxReport:
-    """Compile the changed Python files of `workspace` (see the module docstring)."""
-    files = changed_python_files(workspace)
-    problems: list[SyntaxProblem] = []
-    checked = 0
-    for path in files[:MAX_FILES]:
-        try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            source = path.read_bytes()
-        except OSError:
-            continue
-        checked += 1
-        rel = path.relative_to(workspace).as_posix()
-        error = syntax_error(source, rel)
-        if error is not None:
-            problems.append(SyntaxProblem(path=rel, line=error[0], message=error[1]))
-    return SyntaxReport(checked=checked, problems=problems)
+def syntax_budget_s(timeout_s: float) -> float:
+    """How long the syntax check before a run may take: a tenth of the run's `timeout_s`, 1 to 10 s."""
+    return min(max(timeout_s * SYNTAX_SHARE, 1.0), MAX_SYNTAX_S)
 
 
-def changed_python_files(workspace: Path) -> list[Path]:
+def check_syntax(workspace: Path, *, budget_s: float | None = None, memory: RepoMemory | None = None) -> SyntaxReport:
+    """Compile the changed Python files of `workspace` (see the module docstring) within `budget_s` seconds.
+
+    The files are compiled in a child process (plain Python, `-I -S`) that is killed when the budget runs out, as
+    one compile of a pathological file can take seconds; what the budget or a limit left out is not checked, and a
+    note says so. `memory` keeps the workspace's git repository as first seen (`sandbox.testing.changes`).
+    """
+    deadline = Deadline(budget_s)
+    changes = changed_sources(
+        workspace,
+        memory=memory,
+        deadline=deadline,
+        max_files=MAX_FILES,
+        max_file_bytes=MAX_FILE_BYTES,
+        max_total_bytes=MAX_TOTAL_BYTES,
+    )
+    answers = _compile(changes.sources, deadline) if changes.sources else []
+    problems = [
+        SyntaxProblem(path=shown_name(source.rel), line=error[0], message=error[1])
+        for source, error in zip(changes.sources, answers, strict=False)
+        if error is not None
+    ]
+    notes = list(changes.notes)
+    if changes.cut or len(answers) < len(changes.sources):
+        if deadline.passed:
+            why = f"its {budget_s:g} s budget ran out"
+        elif changes.cut:
+            why = f"its limits of {MAX_FILES} files and {MAX_TOTAL_BYTES >> 20} MB were reached"
+        else:
+            why = "the compiling process stopped early"
+        notes.append(
+            f"the syntax check compiled {len(answers)} changed Python file(s) and stopped there ({why}); "
+            "the rest were not checked"
+        )
+    return SyntaxReport(checked=len(answers), problems=problems, notes=notes)
+
+
+def changed_python_files(workspace: Path, memory: RepoMemory | None = None) -> list[Path]:
     """Python files changed against HEAD or untracked; every Python file when there is no git HEAD."""
-    names = _git_changed(workspace)
-    if names is None:
-        return sorted(_walk_python(workspace))
-    out = []
-    for name in sorted(set(names)):
-        path = workspace / name
-        if name.endswith(".py") and path.is_file() and not path.is_symlink():
-            out.append(path)
-    return out
+    changes = changed_sources(workspace, memory=memory, max_files=MAX_FILES, max_file_bytes=MAX_FILE_BYTES)
+    return [workspace / source.rel for source in changes.sources]
 
 
-def _git_changed(workspace: Path) -> list[str] | None:
-    git = shutil.which("git")
-    if git is None:
-        return None
-    # fsmonitor is switched off: a repo's own config could otherwise make git run a program of its choosing.
-    base = [git, "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false", "-C", str(workspace)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {"GIT_OPTIONAL_LOCKS": "0"}
+_CHILD = (
+    "import sys, marshal\n"
+    "sys.path.insert(0, sys.argv[1])\n"
+    "from sandbox.syntax import syntax_error\n"
+    "out = sys.stdout.buffer\n"
+    "for name, source in marshal.load(sys.stdin.buffer):\n"
+    "    marshal.dump(syntax_error(source, name), out)\n"
+    "    out.flush()\n"
+)
+_ROOT = Path(__file__).resolve().parents[2]
+Error = tuple[int | None, str] | None
+
+
+def _compile(sources: list[Source], deadline: Deadline) -> list[Error]:
+    """Each source's syntax error (or None), in order, for as many as the child compiled before `deadline`."""
+    jobs = marshal.dumps([(shown_name(s.rel), s.data) for s in sources])
     try:
-        head = subprocess.run([*base, "rev-parse", "--verify", "-q", "HEAD"], capture_output=True, env=env, timeout=30)
-        if head.returncode != 0:
-            return None
-        diff = subprocess.run(
-            [*base, "diff", "--name-only", "--relative", "--no-renames", "-z", "HEAD", "--"],
-            capture_output=True,
-            env=env,
-            timeout=60,
+        child = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _CHILD, str(_ROOT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
         )
-        untracked = subprocess.run(
-            [*base, "ls-files", "-z", "--others", "--exclude-standard"], capture_output=True, env=env, timeout=60
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if diff.returncode != 0 or untracked.returncode != 0:
-        return None
-    raw = diff.stdout + b"\0" + untracked.stdout
-    return [name for name in raw.decode(errors="surrogateescape").split("\0") if name]
-
-
-def _walk_python(workspace: Path) -> list[Path]:
-    found: list[Path] = []
-    for root, dirs, files in os.walk(workspace):
-        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info")]
-        found += [Path(root) / f for f in files if f.endswith(".py")]
-        if len(found) >= MAX_FILES:
+    except OSError:  # no child process here: compile in-process, the deadline checked between files
+        return _compile_here(sources, deadline)
+    try:
+        out, _ = child.communicate(jobs, timeout=max(deadline.left(), 0.01))
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, _ = child.communicate()
+    answers: list[Error] = []
+    stream = io.BytesIO(out)
+    while len(answers) < len(sources):
+        try:
+            answer = marshal.load(stream)
+        except (EOFError, ValueError, TypeError):
             break
-    return [p for p in found if not p.is_symlink()]
+        answers.append(None if answer is None else (answer[0], str(answer[1])))
+    return answers
+
+
+def _compile_here(sources: list[Source], deadline: Deadline) -> list[Error]:
+    answers: list[Error] = []
+    for source in sources:
+        if deadline.passed:
+            break
+        answers.append(syntax_error(source.data, shown_name(source.rel)))
+    return answers

@@ -28,7 +28,7 @@ from sandbox.testing.results import (
     parse_summary,
     summary_totals,
 )
-from sandbox.testing.reward import SyntaxReport, check_syntax, compute_reward, pass_rate
+from sandbox.testing.reward import SyntaxReport, check_syntax, compute_reward, pass_rate, syntax_budget_s
 from sandbox.testing.status import count_outcomes, decide_status, order_tests, output_tail, per_test_counts
 
 __all__ = ["Reward", "RunnerConfig", "TestCase", "TestRunResult", "failure_queries", "run_tests"]
@@ -57,7 +57,7 @@ def run_tests(
     entries = check_tests(ws, tests)
     command = check_command(command)
     interpreter = _interpreter(ws, config, required=command is None)
-    syntax = check_syntax(ws)
+    syntax = check_syntax(ws, budget_s=syntax_budget_s(timeout_s), memory=config.repo_memory)
     sandbox = open_sandbox(
         backend_name,
         ws,
@@ -204,5 +204,5 @@ def _assemble(
         output_truncated=tail_truncated or run.truncated,
         collection_errors=report.collection_errors,
         syntax_errors=syntax.problems,
-        warnings=[*sandbox_warnings, *warnings],
+        warnings=[*sandbox_warnings, *warnings, *syntax.notes],
     )
