@@ -8,12 +8,17 @@
 | anything else (our bug)                                      | us        | "internal error, logged as <id>"      |
 
 The operator finds the full message (environment) or the traceback (bug) in the server log under the same id.
+
+Everything a tool returns or raises goes out as JSON, which cannot carry a lone surrogate (what `surrogateescape`
+makes of a file name that is not UTF-8): a tool shows such names quoted itself, and `tool_result` and `routed`
+escape any that is left (`\\xff`), as the server's writer would otherwise die on it, taking the session along.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
+import re
 import sqlite3
 import uuid
 from collections.abc import Awaitable, Callable
@@ -59,6 +64,33 @@ ENVIRONMENT: tuple[tuple[type[Exception], str], ...] = (
 )
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """`text` with each lone surrogate written as a backslash escape: `\\xff` for a byte `surrogateescape` kept,
+    `\\udXXX` for any other; text without one is returned as it is."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def json_safe(value: Any) -> Any:
+    """`value` (a JSON-ready structure) with `escape_surrogates` applied to every string, keys included."""
+    if isinstance(value, str):
+        return escape_surrogates(value)
+    if isinstance(value, dict):
+        return {json_safe(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def incident_id() -> str:
     return f"err-{uuid.uuid4().hex[:12]}"
 
@@ -89,16 +121,24 @@ def routed(tool: str, fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return await fn(*args, **kwargs)
-        except (ToolError, MCPError):
+        except ToolError as exc:
+            message = str(exc)
+            if escape_surrogates(message) == message:
+                raise
+            raise ToolError(escape_surrogates(message)) from exc
+        except MCPError:
             raise
         except Exception as exc:
-            raise route(tool, exc) from exc
+            error = route(tool, exc)
+            raise ToolError(escape_surrogates(str(error))) from exc
 
     return wrapper
 
 
 def tool_result(model: BaseModel, text: str, **extra: Any) -> CallToolResult:
-    """Structured content (the contract's model) plus readable text for the model."""
+    """Structured content (the contract's model) plus readable text for the model, every string JSON can carry."""
     return CallToolResult(
-        content=[TextContent(type="text", text=text)], structured_content=model.model_dump(mode="json"), **extra
+        content=[TextContent(type="text", text=escape_surrogates(text))],
+        structured_content=json_safe(model.model_dump(mode="json")),
+        **extra,
     )

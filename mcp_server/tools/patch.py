@@ -1,4 +1,5 @@
-"""The `apply_patch` tool: a thin adapter over `sandbox.patch.apply_patch` (all or nothing, jailed)."""
+"""The `apply_patch` tool: a thin adapter over `sandbox.patch.apply_patch` (all or nothing, jailed, the data dir
+refused), which shows file names that are not UTF-8 C-quoted, as git does (`"latin\\351.txt"`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from mcp_server.deps import Deps
 from mcp_server.errors import tool_result
 from mcp_server.toolset import ToolSet
 from sandbox.patch import PatchResult, apply_patch
+from sandbox.patch.paths import shown_name
 from sandbox.syntax_worker import SyntaxWorker
 from skills_store.trajectories.summaries import FileChange, PatchSummary
 
@@ -24,8 +26,12 @@ def register(server: ToolSet, deps: Deps) -> None:
     # names a .py file; it leaves when the server does).
     syntax_worker = SyntaxWorker()
 
+    # The data dir may lie inside the workspace: run_tests hides it from the tests, and apply_patch refuses it.
+    hidden = [deps.settings.home]
+
     def apply(patch: str, dry_run: bool) -> PatchResult:
-        return apply_patch(deps.workspace, patch, dry_run=dry_run, syntax_worker=syntax_worker)
+        result = apply_patch(deps.workspace, patch, dry_run=dry_run, syntax_worker=syntax_worker, hidden=hidden)
+        return shown_names(result)
 
     @server.tool(
         name="apply_patch",
@@ -53,3 +59,18 @@ def register(server: ToolSet, deps: Deps) -> None:
             )
             call.ok = result.applied or result.dry_run
             return tool_result(result, result.render())
+
+
+def shown_names(result: PatchResult) -> PatchResult:
+    """`result` with every file name that is not UTF-8 C-quoted (`shown_name`): JSON cannot carry it as it is."""
+    names = [name for f in result.files for name in (f.path, f.old_path) if name] + [
+        i.path for i in result.syntax_errors
+    ]
+    if all(shown_name(name) is name for name in names):
+        return result
+    files = [
+        f.model_copy(update={"path": shown_name(f.path), "old_path": f.old_path and shown_name(f.old_path)})
+        for f in result.files
+    ]
+    issues = [i.model_copy(update={"path": shown_name(i.path)}) for i in result.syntax_errors]
+    return result.model_copy(update={"files": files, "syntax_errors": issues})

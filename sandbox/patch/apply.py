@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from sandbox.patch.jail import Jail
@@ -29,6 +29,7 @@ def apply_patch(
     dry_run: bool = False,
     check_syntax: bool = True,
     syntax_worker: SyntaxWorker | None = None,
+    hidden: Sequence[Path] = (),
 ) -> PatchResult:
     """Apply a unified diff or a Codex envelope to the workspace at `root`, all or nothing.
 
@@ -37,11 +38,12 @@ def apply_patch(
     the model, and nothing was written. With `dry_run` the patch is planned and reported but nothing is written.
     `check_syntax` compiles every changed `.py` file and reports its syntax error (the patch is applied anyway);
     with a `syntax_worker` the files are compiled in that process while they are planned and written (the same
-    errors; the server passes one, a library caller gets the in-process check).
+    errors; the server passes one, a library caller gets the in-process check). Paths inside a `hidden` path (the
+    server passes its data dir) are refused like those under `.git/`.
     """
     sections = iter_patch(patch)  # planned as they are parsed: the syntax worker gets its first file sooner
     try:
-        jail = Jail(Path(root))
+        jail = Jail(Path(root), hidden)
     except Exception:
         list(sections)  # a malformed patch is reported first, as when it was parsed whole before anything else
         raise

@@ -1,10 +1,12 @@
-"""The workspace jail: every path a patch names must stay inside the root, outside `.git/`, and not be a link."""
+"""The workspace jail: every path a patch names must stay inside the root, outside `.git/` and the hidden paths (the
+skillbank data dir, when it lies inside the workspace), and not be a link."""
 
 from __future__ import annotations
 
 import os
 import re
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from sandbox.errors import PatchError, WorkspaceUnavailable
@@ -52,9 +54,10 @@ def _normalize(path: str) -> str:
 
 
 class Jail:
-    """Resolves relative paths under a workspace root and refuses every way out of it."""
+    """Resolves relative paths under a workspace root and refuses every way out of it, and into a `hidden` path
+    (the skillbank data dir: run_tests hides it from the tests, and a file written there can break the skill bank)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, hidden: Sequence[Path] = ()) -> None:
         try:
             self.root = root.resolve(strict=True)
         except OSError as exc:
@@ -65,6 +68,14 @@ class Jail:
             raise WorkspaceUnavailable(f"the workspace {root} is not a directory; restart the server in a repository")
         self._root = str(self.root)
         self._prefix = os.path.join(self._root, "")
+        self._hidden = [
+            (real.casefold(), os.path.join(real, "").casefold(), Path(real).relative_to(self.root).as_posix())
+            for real in (os.path.realpath(path) for path in hidden)
+            if real.startswith(self._prefix)
+        ]
+        """The hidden paths strictly inside the root (real, with a trailing separator, as shown), case-folded for
+        case-insensitive file systems. One outside the root cannot be named through the jail anyway; one that is
+        the root or above it is not checked (the workspace would be all data dir)."""
         self._parents: dict[str, str] = {"": self._root}
         """Each directory's real path, resolved once per patch: a release diff names ~10 files per directory, and
         `realpath` costs a `lstat` per component. The files themselves are checked every time."""
@@ -91,6 +102,8 @@ class Jail:
         if any(part.casefold() == ".git" for part in inside):
             raise PathRefused(rel, "the path leads into .git/ through a symbolic link", "patch working-tree files")
         final = os.path.join(parent, name)
+        if self._hidden:
+            self._check_hidden(rel, final)
         info: os.stat_result | OSError | None
         try:
             info = os.lstat(final)
@@ -104,6 +117,16 @@ class Jail:
             shown = real.relative_to(self.root).as_posix() if inside_root else "outside the workspace"
             raise PathRefused(rel, f"the path is a symbolic link (to {shown})", "patch the file the link points to")
         return Path(final), info
+
+    def _check_hidden(self, rel: str, final: str) -> None:
+        folded = final.casefold()
+        for real, prefix, shown in self._hidden:
+            if folded == real or folded.startswith(prefix):
+                raise PathRefused(
+                    rel,
+                    f"the path lies inside the skillbank data dir ({shown}/), which no tool may change",
+                    "patch the project's own files only",
+                )
 
     def _real(self, head: str) -> str:
         """The real path of the directory `head` (relative), remembered: its parent's real path and its name, unless

@@ -10,13 +10,15 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
+from mcp.server.mcpserver.exceptions import ToolError
 
 from mcp_server.app import create_server
-from mcp_server.errors import route
+from mcp_server.errors import route, routed, tool_result
 from mcp_server.lazy import LazySkillBank, SkillBankUnavailable
 from mcp_server.services import build_deps
 from mcp_server.settings import Settings
 from sandbox.errors import BackendUnavailable, InterpreterNotFound, PatchError, WorkspaceUnavailable, WriteFailed
+from sandbox.patch import FileChange, PatchResult
 from skills_store.errors import ConfigError, InvalidInput
 
 pytestmark = pytest.mark.anyio
@@ -132,3 +134,26 @@ def test_refusals_keep_their_message(exc: Exception, caplog: pytest.LogCaptureFi
     with caplog.at_level(logging.ERROR):
         assert str(route("apply_patch", exc)) == str(exc)
     assert not caplog.records
+
+
+def test_a_stray_surrogate_in_a_tool_result_is_escaped_not_fatal() -> None:
+    change = FileChange(action="add", path="latin\udce9.txt", hunks=1)
+    result = tool_result(PatchResult(applied=True, dry_run=False, files=[change]), "x\udcff")
+    assert result.structured_content["files"][0]["path"] == "latin\\xe9.txt"
+    assert result.content[0].text == "x\\xff"
+    result.model_dump_json()  # what the stdio writer does; a lone surrogate made it raise and the server exit
+
+
+async def test_a_tool_error_naming_a_file_that_is_not_utf8_is_escaped() -> None:
+    async def refuse() -> None:
+        raise ToolError("cannot patch bad\udcff.py: the hunk does not match")
+
+    async def bug() -> None:
+        raise WriteFailed("could not write bad\udcff.py")
+
+    with pytest.raises(ToolError, match=r"bad\\xff\.py") as refused:
+        await routed("apply_patch", refuse)()
+    str(refused.value).encode("utf-8")
+    with pytest.raises(ToolError) as failed:
+        await routed("apply_patch", bug)()
+    str(failed.value).encode("utf-8")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -157,3 +159,31 @@ async def test_the_no_skills_ablation_lists_no_search_and_suggests_nothing(setti
     assert failing.structured_content["status"] == "failed"
     assert failing.structured_content["suggested_skills"] == []
     assert "Skills from earlier sessions" not in failing.content[0].text
+
+
+async def test_apply_patch_refuses_the_data_dir_inside_the_workspace(settings: Settings, repo: Path) -> None:
+    inside = settings.model_copy(update={"home": repo / ".skillbank"})
+    patch = "--- /dev/null\n+++ b/.skillbank/chroma/seg/index_metadata.pickle\n@@ -0,0 +1 @@\n+(dp0\n"
+    async with Client(create_server(build_deps(inside, tools=["apply_patch"]))) as client:
+        result = await client.call_tool("apply_patch", {"patch": patch})
+    assert result.is_error
+    assert "inside the skillbank data dir (.skillbank/)" in result.content[0].text
+    assert not (repo / ".skillbank" / "chroma").exists()  # the server writes its own files there, nothing else
+
+
+async def test_file_names_that_are_not_utf8_come_back_quoted_as_git_quotes_them(settings: Settings, repo: Path) -> None:
+    with open(os.path.join(os.fsencode(repo), b"bad\xff.py"), "wb") as handle:
+        handle.write(b"def f(:\n")
+    patch = '--- /dev/null\n+++ "b/latin\\351.txt"\n@@ -0,0 +1 @@\n+x\n'
+    async with Client(create_server(build_deps(settings, tools=["apply_patch", "run_tests"]))) as client:
+        patched = await client.call_tool("apply_patch", {"patch": patch})
+        ran = await client.call_tool("run_tests", {"tests": ["test_calc.py"]})
+    assert not patched.is_error
+    assert [f["path"] for f in patched.structured_content["files"]] == ['"latin\\351.txt"']
+    assert os.path.exists(os.path.join(os.fsencode(repo), b"latin\xe9.txt"))
+    assert '"latin\\351.txt"' in patched.content[0].text
+    assert not ran.is_error
+    assert [p["path"] for p in ran.structured_content["syntax_errors"]] == ['"bad\\377.py"']
+    for result in (patched, ran):  # what the stdio writer sends: JSON text, encoded as UTF-8
+        json.dumps(result.structured_content, ensure_ascii=False).encode("utf-8")
+        result.content[0].text.encode("utf-8")

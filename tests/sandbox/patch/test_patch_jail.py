@@ -173,3 +173,39 @@ def test_missing_workspace_root_is_an_operator_problem_not_a_patch_refusal(tmp_p
         apply_patch(tmp_path / "nowhere", _add("a.txt"))
     assert isinstance(caught.value, SandboxUnavailable)
     assert not isinstance(caught.value, RequestRefused)
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        _add(".skillbank/chroma/seg/index_metadata.pickle"),
+        _add("./.skillbank/new.txt"),
+        _modify(".skillbank/notes.txt"),
+        "*** Begin Patch\n*** Update File: ok.txt\n*** Move to: .skillbank/ok.txt\n@@\n a\n-b\n+B\n*** End Patch\n",
+        "diff --git a/.skillbank/notes.txt b/.skillbank/notes.txt\ndeleted file mode 100644\n"
+        "--- a/.skillbank/notes.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-a\n-b\n",
+    ],
+    ids=["add", "dot-slash", "modify", "move-into", "delete"],
+)
+def test_paths_inside_the_hidden_data_dir_are_refused(workspace: Path, hash_tree: HashTree, patch: str):
+    (workspace / ".skillbank").mkdir()
+    (workspace / ".skillbank" / "notes.txt").write_text("a\nb\n")
+    before = hash_tree(workspace.parent)
+    with pytest.raises(PatchError, match=r"inside the skillbank data dir \(\.skillbank/\)"):
+        apply_patch(workspace, patch, hidden=[workspace / ".skillbank"])
+    assert hash_tree(workspace.parent) == before
+
+
+def test_a_link_into_the_hidden_data_dir_is_refused(workspace: Path, hash_tree: HashTree):
+    (workspace / "data" / "bank").mkdir(parents=True)
+    (workspace / "alias").symlink_to(workspace / "data")
+    before = hash_tree(workspace.parent)
+    with pytest.raises(PatchError, match=r"skillbank data dir \(data/bank/\)"):
+        apply_patch(workspace, _add("alias/bank/x.txt"), hidden=[workspace / "data" / "bank"])
+    assert hash_tree(workspace.parent) == before
+
+
+def test_a_hidden_data_dir_beside_the_workspace_leaves_its_files_patchable(workspace: Path):
+    (workspace / ".skillbank-notes.txt").write_text("a\nb\n")
+    apply_patch(workspace, _modify(".skillbank-notes.txt"), hidden=[workspace / ".skillbank", workspace.parent])
+    assert (workspace / ".skillbank-notes.txt").read_text() == "a\nB\n"
