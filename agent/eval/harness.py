@@ -22,10 +22,10 @@ from agent.eval.records import AttemptLog, AttemptRecord, Condition, Phase, atte
 from agent.eval.report import summarize, write_html
 from agent.eval.scripted import is_scripted, scripted_model
 from agent.eval.solver import SolveContext, Solver, SolveResult
-from agent.eval.split import EvalError, frozen_split
-from agent.tasks.grading import fresh_copy, grade_patch
+from agent.eval.split import EvalError, frozen_split, write_split
+from agent.tasks.grading import check_test_python, fresh_copy, grade_patch
 from agent.tasks.model import TaskFolder, load_tasks
-from sandbox.errors import SandboxError
+from sandbox.errors import SandboxError, SandboxUnavailable
 
 Job = tuple[str, Phase, Condition, int]
 #: Progress callback: (what is running, attempts done in it, attempts in it).
@@ -61,14 +61,28 @@ class EvalConfig:
 
 
 def _check_resumable(config: EvalConfig) -> None:
+    """Refuse an `--out` that holds an eval with another identity (reads only)."""
     path = config.out / "config.json"
     if path.is_file():
         before = json.loads(path.read_text(encoding="utf-8"))
         changed = [k for k, v in config.identity().items() if before.get(k) != v]
         if changed:
             raise EvalError(f"{config.out} holds an eval with other {', '.join(changed)}; use a new --out dir")
-    config.out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config.identity(), indent=2) + "\n", encoding="utf-8")
+
+
+def _check_embedder(spec: str) -> None:
+    """Refuse an embedder spec the bank would refuse when it opens, without loading a model."""
+    if spec == "minilm" or (spec.startswith("sentence-transformers:") and spec.partition(":")[2].strip()):
+        return
+    if spec == "hash" or spec.startswith("hash:"):
+        from skills_store.embedders.specs import build_inner
+
+        try:
+            build_inner(spec)  # a few numbers: building it is the exact check
+        except ValueError as exc:
+            raise EvalError(f"bad embedder {spec!r}: the hash {exc} (hash:384)") from None
+        return
+    raise EvalError(f"unknown embedder {spec!r}: use 'minilm', 'sentence-transformers:<model name or path>' or 'hash'")
 
 
 def _model(config: EvalConfig, tasks: Mapping[str, TaskFolder], env: Mapping[str, str]):  # type: ignore[no-untyped-def]
@@ -80,23 +94,33 @@ def _model(config: EvalConfig, tasks: Mapping[str, TaskFolder], env: Mapping[str
 
 
 def run_eval(config: EvalConfig, env: Mapping[str, str], progress: ProgressFn | None = None) -> dict[str, Any]:
-    """Run (or resume) the eval in `config.out`; returns the summary that is also written to results.json."""
+    """Run (or resume) the eval in `config.out`; returns the summary that is also written to results.json.
+
+    Everything that can refuse the run (the task set, a changed identity, the model and its key, the embedder,
+    the test interpreter, the agentic solver) is checked before anything is written: a refused run leaves `--out`
+    as it was, so the corrected command is not then refused as "another model".
+    """
     if config.rounds < 1 or config.attempts < 1 or config.train_attempts < 1 or config.candidates < 1:
         raise EvalError("--rounds, --attempts, --train-attempts and --candidates must be at least 1")
     tasks = {tf.task.task_id: tf for tf in load_tasks(config.tasks)}
-    split = frozen_split(config.out, list(tasks.values()), config.seed, config.heldout_fraction)
+    split = frozen_split(config.out, list(tasks.values()), config.seed, config.heldout_fraction, save=False)
     _check_resumable(config)
+    model = _model(config, tasks, env)
+    _check_embedder(config.embedder)
+    check_test_python(config.test_python)
+    home = config.out / "home"
+    agentic = _agentic_solver(config, model, home) if config.mode == "agentic" else None
+    write_split(config.out, split)
+    (config.out / "config.json").write_text(json.dumps(config.identity(), indent=2) + "\n", encoding="utf-8")
     train = split.train[: config.max_train]
     heldout = split.heldout[: config.max_heldout]
-    model = _model(config, tasks, env)
-    home = config.out / "home"
     store = open_store(home)
     # The agentic solver's server opens the bank itself: hold it here only while distilling.
     bank = open_eval_bank(home, config.embedder, starter=config.starter_skills) if config.mode == "oneshot" else None
     log = AttemptLog(config.out / "attempts.jsonl")
     rounds_path = config.out / "rounds.json"
     rounds: dict[str, Any] = json.loads(rounds_path.read_text()) if rounds_path.is_file() else {}
-    solver = _solver(config, model, bank, home)
+    solver = agentic or _oneshot_solver(config, model, bank)
     try:
         for r in range(1, config.rounds + 1):
             jobs: list[Job] = [(tid, "train", "skills", k) for tid in train for k in range(config.train_attempts)]
@@ -144,13 +168,15 @@ def _distill_round(info: dict[str, Any], bank: Any, store: Any, home: Path, conf
     info["merged"] += len(report.merged)
 
 
-def _solver(config: EvalConfig, model: Any, bank: Any, home: Path) -> Solver:
-    if config.mode == "oneshot":
-        from agent.eval.oneshot import OneShotConfig, OneShotSolver
+def _oneshot_solver(config: EvalConfig, model: Any, bank: Any) -> Solver:
+    from agent.eval.oneshot import OneShotConfig, OneShotSolver
 
-        cfg = OneShotConfig(candidates=config.candidates, timeout_s=config.timeout_s, test_python=config.test_python,
-                            max_output_tokens=config.max_output_tokens)  # fmt: skip
-        return OneShotSolver(model, cfg, skill_lookup(bank))
+    cfg = OneShotConfig(candidates=config.candidates, timeout_s=config.timeout_s, test_python=config.test_python,
+                        max_output_tokens=config.max_output_tokens)  # fmt: skip
+    return OneShotSolver(model, cfg, skill_lookup(bank))
+
+
+def _agentic_solver(config: EvalConfig, model: Any, home: Path) -> Solver:
     try:
         from agent.eval.agentic import AgenticSolver
     except ImportError as exc:
@@ -194,14 +220,19 @@ def _attempt(
         ctx = SolveContext(tf, workspace, condition == "skills", phase, k, config.seed + 7919 * round_)
         try:
             solved = solver.solve(ctx)
-        except (SandboxError, OSError) as exc:
+        except (SandboxUnavailable, OSError) as exc:
+            raise _setup_failed(tf, phase, condition, k, exc) from exc
+        except SandboxError as exc:
             solved = SolveResult(error=f"{type(exc).__name__}: {exc}"[:500])
     patch = drop_test_files(solved.patch)
     if not patch.strip():
         status = "solver_error" if solved.error and not solved.candidates else "no_patch"
         resolved, valid = False, status != "solver_error"
     else:
-        grade = grade_patch(tf, patch, timeout_s=config.timeout_s, test_python=config.test_python)
+        try:
+            grade = grade_patch(tf, patch, timeout_s=config.timeout_s, test_python=config.test_python)
+        except (SandboxUnavailable, OSError) as exc:
+            raise _setup_failed(tf, phase, condition, k, exc) from exc
         status, resolved, valid = grade.status, grade.resolved, grade.valid
     record = AttemptRecord(
         round=round_,
@@ -229,3 +260,12 @@ def _attempt(
     elif phase == "heldout" and solved.trajectory_id:
         retire(store, [solved.trajectory_id])
     return record
+
+
+def _setup_failed(tf: TaskFolder, phase: Phase, condition: Condition, k: int, exc: BaseException) -> EvalError:
+    """The machine or the configuration failed, not the model: the attempt is not logged (a rerun redoes it),
+    and the eval stops, since every later attempt would fail the same way."""
+    return EvalError(
+        f"{phase} attempt {k} of {tf.task.task_id} ({condition}) could not run: {type(exc).__name__}: {exc}; "
+        "it was not logged, so the same command resumes there once this is fixed"
+    )

@@ -52,6 +52,16 @@ class AttemptRecord(BaseModel):
         return f"{self.task_id}#{self.attempt}"
 
 
+#: Errors of the machine or the configuration (sandbox.errors' `SandboxUnavailable` family and OSError's), not of
+#: the model: an attempt that ended in one says nothing about the model.
+SETUP_ERRORS = ("SandboxUnavailable", "SandboxConfigError", "InterpreterNotFound", "WorkspaceUnavailable",
+                "BackendUnavailable", "WriteFailed", "OSError", "FileNotFoundError", "PermissionError")  # fmt: skip
+
+
+def is_setup_failure(record: AttemptRecord) -> bool:
+    return record.status == "solver_error" and (record.error or "").split(":", 1)[0] in SETUP_ERRORS
+
+
 def attempt_key(round_: int, phase: str, condition: str, task_id: str, attempt: int) -> str:
     return f"r{round_}/{phase}/{condition}/{task_id}/{attempt}"
 
@@ -73,7 +83,10 @@ class AttemptLog:
                 self.records[record.key] = record
 
     def done(self, key: str) -> bool:
-        return key in self.records
+        """Logged and not a setup failure: an older log may hold those as finished attempts (they were logged
+        as `solver_error`s before the harness stopped on them); they are redone, the newer line wins."""
+        record = self.records.get(key)
+        return record is not None and not is_setup_failure(record)
 
     def append(self, record: AttemptRecord) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -56,7 +56,9 @@ def make_split(tasks: list[TaskFolder], seed: int, heldout_fraction: float) -> S
     return Split(seed=seed, heldout_fraction=heldout_fraction, train=sorted(train), heldout=sorted(heldout))
 
 
-def frozen_split(out: Path, tasks: list[TaskFolder], seed: int, heldout_fraction: float) -> Split:
+def frozen_split(out: Path, tasks: list[TaskFolder], seed: int, heldout_fraction: float, *, save: bool = True) -> Split:
+    """The split frozen in `out`, or a new one (written there unless `save=False`: the caller writes it with
+    `write_split` once nothing can refuse the run any more)."""
     path = out / SPLIT_FILE
     ids = {tf.task.task_id for tf in tasks}
     if path.is_file():
@@ -65,6 +67,15 @@ def frozen_split(out: Path, tasks: list[TaskFolder], seed: int, heldout_fraction
             raise EvalError(f"{path} froze a split of a different task set; use a new --out dir for these tasks")
         return split
     split = make_split(tasks, seed, heldout_fraction)
+    if save:
+        write_split(out, split)
+    return split
+
+
+def write_split(out: Path, split: Split) -> None:
+    """Freeze `split` in `out` (creating it); a split already frozen there is kept."""
+    path = out / SPLIT_FILE
+    if path.is_file():
+        return
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(split.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    return split

@@ -7,6 +7,8 @@ than as a failure.
 
 from __future__ import annotations
 
+import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,9 +16,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from agent.tasks.errors import TestPythonError
 from agent.tasks.files import copy_repo
 from agent.tasks.model import TaskFolder
-from sandbox.errors import SandboxError
+from sandbox.errors import InterpreterNotFound, SandboxError
+from sandbox.exec.interpreter import find_interpreter
 from sandbox.patch import apply_patch
 from sandbox.testing.config import RunnerConfig
 from sandbox.testing.grading import grade
@@ -36,6 +40,26 @@ class Grade(BaseModel):
     duration_s: float
     patch_error: str | None = None
     """Why the patch could not be applied (then nothing ran and the grade is a valid failure)."""
+
+
+def check_test_python(test_python: str | None, given_as: str = "--python") -> None:
+    """Refuse a test interpreter that does not exist or does not run, before anything is written or run.
+
+    Every test run would fail the same way, and `eval` would log each attempt as the model's failure (`tasks
+    synth` as a project whose tests do not run). `given_as` names where the value came from (`--python`,
+    `SKILLBANK_TEST_PYTHON`), so the message says what to change.
+    """
+    if not test_python:
+        return
+    found = shutil.which(test_python) if os.sep not in test_python else test_python
+    hint = "point it at a Python with pytest installed (e.g. --python .venv/bin/python)"
+    if not found or not Path(found).exists():
+        raise TestPythonError(f"the test python {given_as}={test_python} does not exist; {hint}")
+    with tempfile.TemporaryDirectory(prefix="sb-python-") as empty:  # no .venv there: the interpreter itself is asked
+        try:
+            find_interpreter(Path(empty), found)
+        except InterpreterNotFound:
+            raise TestPythonError(f"the test python {given_as}={test_python} does not run; {hint}") from None
 
 
 def runner_config(test_python: str | None) -> RunnerConfig:

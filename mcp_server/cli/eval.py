@@ -13,6 +13,7 @@ from rich.progress import (
 )
 
 from mcp_server.cli.common import clean_errors, load_settings, progress_bar
+from mcp_server.settings import absolute_program
 
 
 def eval_(
@@ -38,8 +39,12 @@ def eval_(
 ) -> None:
     """Solve training tasks with skills, distill, then held-out tasks with and without skills; report the difference."""
     from agent.eval.harness import EvalConfig, run_eval
+    from agent.tasks.grading import check_test_python
 
     settings = load_settings()
+    test_python = absolute_program(python) if python else settings.test_python or sys.executable
+    with clean_errors():  # before anything is written, naming where the interpreter came from
+        check_test_python(test_python, "--python" if python else "SKILLBANK_TEST_PYTHON")
     config = EvalConfig(
         tasks=tasks,
         out=out,
@@ -52,7 +57,7 @@ def eval_(
         candidates=candidates,
         train_attempts=train_attempts,
         timeout_s=timeout_s,
-        test_python=python or settings.test_python or sys.executable,
+        test_python=test_python,
         embedder=embedder or settings.embedder,
         starter_skills=starter_skills,
         max_requests=max_requests,

@@ -39,3 +39,28 @@ def test_an_unknown_scripted_model_and_a_missing_task_dir_are_clear_errors(
     unknown = runner.invoke(app, ["--tasks", str(small_tasks), "--model", "scripted:oracle", "--out", out])
     assert unknown.exit_code == 2
     assert "unknown scripted model 'scripted:oracle'" in unknown.output
+
+
+def test_a_missing_test_python_is_a_clear_error_before_anything_is_written(
+    small_tasks: Path, tmp_path: Path, skillbank_home: Path
+) -> None:
+    out = tmp_path / "eval"
+    args = ["--tasks", str(small_tasks), "--model", "scripted:gold", "--out", str(out), "--embedder", "hash"]
+    result = runner.invoke(app, [*args, "--python", "/nonexistent/python"])
+    assert result.exit_code == 2
+    assert "the test python --python=/nonexistent/python does not exist" in result.output
+    assert "run_tests" not in result.output  # the MCP tool's advice does not fit the CLI
+    assert not out.exists()
+
+
+def test_an_unknown_embedder_is_refused_and_the_same_out_then_takes_the_corrected_command(
+    small_tasks: Path, tmp_path: Path, skillbank_home: Path
+) -> None:
+    out = tmp_path / "eval"
+    args = ["--tasks", str(small_tasks), "--model", "scripted:gold", "--out", str(out), "--candidates", "1",
+            "--python", PYTHON, "--max-train", "1", "--max-heldout", "1"]  # fmt: skip
+    refused = runner.invoke(app, [*args, "--embedder", "minlm"])
+    assert refused.exit_code == 2
+    assert "unknown embedder 'minlm'" in refused.output
+    assert not out.exists()
+    assert runner.invoke(app, [*args, "--embedder", "hash"]).exit_code == 0

@@ -5,17 +5,21 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agent.eval import harness
 from agent.eval.harness import EvalConfig, run_eval, summary_of
 from agent.eval.split import EvalError
 from agent.tasks.model import load_tasks
+from sandbox.errors import InterpreterNotFound
+from skills_store.errors import SkillStoreError
 from skills_store.trajectories.store import SQLiteTrajectoryStore
 from tests.agent.eval.conftest import PYTHON
 
 
-def config(tasks: Path, out: Path, model: str, **extra: object) -> EvalConfig:
+def config(tasks: Path, out: Path, model: str = "scripted:gold", **extra: object) -> EvalConfig:
     fields: dict[str, object] = {"candidates": 1, "embedder": "hash", "test_python": PYTHON, "timeout_s": 120}
     return EvalConfig(tasks=tasks, out=out, model=model, **(fields | extra))  # type: ignore[arg-type]
 
@@ -79,3 +83,71 @@ def test_resuming_with_another_model_or_task_set_is_refused(small_tasks: Path, t
     victim.rename(small_tasks.parent / "elsewhere")
     with pytest.raises(EvalError, match="different task set"):
         run_eval(config(small_tasks, out, "scripted:wrong"), os.environ)
+
+
+@pytest.mark.parametrize(
+    ("bad", "message"),
+    [
+        ({"model": "scripted:glod"}, "unknown scripted model"),
+        ({"model": "openai:gpt-4o"}, "OPENAI_API_KEY is not set"),
+        ({"embedder": "minlm"}, "unknown embedder 'minlm'"),
+        ({"embedder": "hash:4"}, "bad embedder 'hash:4'"),
+        ({"test_python": "/nonexistent/python"}, "does not exist"),
+    ],
+)
+def test_a_refused_run_writes_nothing_so_the_corrected_run_is_not_refused(
+    small_tasks: Path, tmp_path: Path, bad: dict[str, str], message: str
+) -> None:
+    out = tmp_path / "eval"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    fields: dict[str, object] = {"max_train": 1, "max_heldout": 1}
+    with pytest.raises(SkillStoreError, match=message):
+        run_eval(config(small_tasks, out, **{"model": "scripted:gold", **fields, **bad}), env)  # type: ignore[arg-type]
+    assert not out.exists()
+    summary = run_eval(config(small_tasks, out, "scripted:gold", **fields), env)
+    assert summary["rounds"][0]["heldout"]["skills"]["resolved"] == 1
+
+
+def test_an_attempt_that_fails_for_a_setup_reason_is_not_logged_and_a_rerun_redoes_it(
+    small_tasks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "eval"
+    real = harness._oneshot_solver
+    calls = {"n": 0}
+
+    def failing_second_time(*args: Any) -> Any:
+        solver = real(*args)
+        solve = solver.solve
+
+        def solve_or_lose_the_interpreter(ctx: Any) -> Any:
+            calls["n"] += 1
+            if calls["n"] == 2:
+                raise InterpreterNotFound("the configured test python '/gone/python' does not exist")
+            return solve(ctx)
+
+        solver.solve = solve_or_lose_the_interpreter  # type: ignore[method-assign]
+        return solver
+
+    monkeypatch.setattr(harness, "_oneshot_solver", failing_second_time)
+    with pytest.raises(EvalError, match=r"InterpreterNotFound.*was not logged"):
+        run_eval(config(small_tasks, out, "scripted:gold", max_train=1, max_heldout=1), os.environ)
+    assert len((out / "attempts.jsonl").read_text().splitlines()) == 1  # the training attempt before it
+    monkeypatch.setattr(harness, "_oneshot_solver", real)
+    summary = run_eval(config(small_tasks, out, "scripted:gold", max_train=1, max_heldout=1), os.environ)
+    heldout = summary["rounds"][0]["heldout"]
+    assert heldout["skills"]["resolved"] == heldout["no_skills"]["resolved"] == 1
+
+
+def test_setup_failures_an_older_run_logged_as_attempts_are_redone(small_tasks: Path, tmp_path: Path) -> None:
+    out = tmp_path / "eval"
+    cfg = config(small_tasks, out, "scripted:gold", max_train=1, max_heldout=1)
+    run_eval(cfg, os.environ)
+    log = out / "attempts.jsonl"
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    missing = "InterpreterNotFound: the configured test python '/nonexistent/python' does not exist"
+    for line in lines:  # as the harness logged a missing --python before it checked it
+        line.update(status="solver_error", valid=False, resolved=False, patch="", error=missing)
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    summary = run_eval(cfg, os.environ)
+    assert summary["rounds"][0]["heldout"]["skills"]["resolved"] == 1
+    assert len(log.read_text().splitlines()) == 2 * len(lines)
