@@ -6,10 +6,11 @@ neither the outcome the server infers for a session it closes (`closing.infer_ou
 export stands behind (`trl_export.reward_of`) may read it as "solved".
 
 The rule: each test the session saw failing stays *unproven* until a later run that selected it (or ran the whole
-suite) no longer reports it. A run that lists fewer failures than it counts (the capture keeps 20) leaves its
-whole selection unproven; so does a run that errored or timed out. The last run proves the task solved only
-when it passed and nothing is left unproven: a whole-suite pass always, a run of selected tests when every test
-seen failing before was among them (`tests=["tests/test_calc.py"]` covers `tests/test_calc.py::test_total`).
+suite, `tests=["."]` included) no longer reports it. A run that lists fewer failures than it counts (the capture
+keeps 20) leaves its whole selection unproven; so does a run that errored or timed out; one that collected no
+tests changes nothing. The last run proves the task solved only when it passed and nothing is left unproven: a
+whole-suite pass always, a run of selected tests when every test seen failing before was among them
+(`tests=["tests/test_calc.py"]` covers `tests/test_calc.py::test_total`).
 
 A custom `command` is taken as the whole suite (what it selects cannot be told apart), and steps other than
 captured `run_tests` calls (a Claude Code Bash test run) carry no scope: they are judged by their reward alone.
@@ -98,6 +99,8 @@ def _selected(args: Any) -> tuple[str, ...] | None:
     if not isinstance(tests, list):
         return None
     chosen = tuple(str(t) for t in tests if str(t).strip())
+    if any(_norm(t) in ("", ".") for t in chosen):  # `tests=["."]` is the whole suite
+        return None
     return chosen or None
 
 
@@ -114,8 +117,10 @@ def runs(steps: list[StoredStep]) -> list[Run]:
 
 def _step(unproven: list[str], run: Run) -> list[str]:
     """The unproven items after `run`: those it re-ran are judged again by what it found."""
-    kept = {item: None for item in unproven if not run.covers(item)}
     s = run.summary
+    if s.status == "no_tests":  # it ran nothing: it neither clears nor adds anything
+        return unproven
+    kept = {item: None for item in unproven if not run.covers(item)}
     known = s.status in ("passed", "failed")
     if known:
         kept.update(dict.fromkeys(s.failing))

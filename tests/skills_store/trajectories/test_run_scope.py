@@ -183,3 +183,12 @@ async def test_a_real_session_left_open_after_a_subset_run_is_closed_by_what_its
         assert reward_of(traj) == first.structured_content["reward"]["value"] < 1.0
     else:
         assert reward_of(traj) == 1.0
+
+
+def test_a_run_that_collected_nothing_changes_nothing_and_dot_is_the_whole_suite(store) -> None:
+    nothing = session(store, run("no_tests", passed=0, reward=0.0), run("passed", tests=[TRIVIAL]))
+    dot = session(store, run("failed", [TOTAL], failed=30, reward=0.2), run("passed", tests=["."]))
+    assert [close_with_inferred_outcome(store, t, "session ended").outcome for t in (nothing, dot)] == [
+        "success",
+        "success",
+    ]
