@@ -84,9 +84,14 @@ def test_claude_user_install_with_hooks_merges_and_uninstall_restores_exactly(ho
     assert settings.read_text() == json.dumps(mine)
 
 
-def test_the_example_settings_hold_only_hooks_since_claude_code_reads_no_server_from_a_settings_file() -> None:
-    example = json.loads((ROOT / "claude_settings.example.json").read_text())
-    assert set(example) == {"hooks"}  # an mcpServers block there configures nothing (Claude Code 2.1)
+def test_the_example_settings_server_block_is_what_install_writes_to_mcp_json(home: Path, project: Path) -> None:
+    """Its `mcpServers` block goes to `.mcp.json` (Claude Code reads no server from a settings file): same shape."""
+    example = json.loads((ROOT / "claude_settings.example.json").read_text())["mcpServers"]["skillbank"]
+    assert cli("install", "claude", "--workspace", str(project))[0] == 0
+    written = json.loads((project / ".mcp.json").read_text())["mcpServers"]["skillbank"]
+    assert set(example) <= set(written) | {"env"}
+    assert example["type"] == written["type"] == "stdio"
+    assert example["args"][0] == written["args"][0] == "serve"
 
 
 def test_the_installed_hooks_are_those_of_the_example_settings(home: Path, project: Path) -> None:
