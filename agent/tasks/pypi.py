@@ -14,16 +14,17 @@ from pathlib import Path
 
 import httpx
 
-from agent.tasks.errors import SynthError
+from agent.tasks.errors import SpecError, SynthError
 
 PYPI = "https://pypi.org/pypi"
 SPEC_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9][A-Za-z0-9.+!_-]*)$")
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
+    """(name, version) of `NAME==VERSION`; a `SpecError` (bad input, exit 2) for anything else."""
     match = SPEC_RE.match(spec.strip())
     if not match:
-        raise SynthError(f"{spec!r} is not NAME==VERSION (e.g. more-itertools==10.2.0)")
+        raise SpecError(f"{spec!r} is not NAME==VERSION (e.g. more-itertools==10.2.0)")
     return match.group(1), match.group(2)
 
 

@@ -5,12 +5,16 @@
 3. Candidates are ordered by weight (`weights`: bug classes the skill bank knows come first), then verified in
    parallel workers (`verify`), consumed in that order so a seed gives the same tasks whatever finishes first.
 4. A killed mutant whose set of flipped tests equals an earlier task's is equivalent by test outcome: dropped.
-5. Each task is written as a folder (`model.write_task`) with a statement from the failing output.
+5. Each task is written as a folder (`model.write_task`) with a statement from the failing output. A task whose
+   folder `out` already holds (an earlier run) is never rewritten: the same task (gold patch and graded tests)
+   counts as made, a different one of that name is left alone and reported. So nothing stops a run halfway, and a
+   rerun of the same command writes nothing new.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import tempfile
 import time
@@ -23,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.tasks.errors import SynthError
 from agent.tasks.files import copy_repo
-from agent.tasks.model import MutationInfo, Task, write_task
+from agent.tasks.model import GOLD_PATCH, TASK_FILE, MutationInfo, Task, write_task
 from agent.tasks.mutate import Mutant, RealityCheck, all_mutants
 from agent.tasks.statements import model_statement, offline_statement
 from agent.tasks.trace import traced_lines
@@ -55,10 +59,15 @@ class SynthConfig:
 class SynthReport:
     project: str
     tasks: list[Path] = field(default_factory=list)
+    """Task folders this run wrote."""
+    existing: list[Path] = field(default_factory=list)
+    """Tasks found that `out` already held, identical (gold patch and graded tests): counted, left as they were."""
+    name_taken: list[Path] = field(default_factory=list)
+    """Tasks found whose folder name `out` already holds with a different task: not written, left as they were."""
     candidates: int = 0
     verdicts: Counter[str] = field(default_factory=Counter)
     """Per verified mutant: killed (kept), equivalent (same flipped tests as a kept one), survived, no_collect,
-    timeout."""
+    timeout, already_in_out, name_taken."""
     baseline: Baseline | None = None
     bank_classes: Counter[str] = field(default_factory=Counter)
     task_classes: Counter[str] = field(default_factory=Counter)
@@ -72,6 +81,11 @@ class SynthReport:
     """The event loop model requests run on, open while synthesis runs."""
 
     @property
+    def made(self) -> int:
+        """Tasks of this source now in `out`: written by this run or found there identical."""
+        return len(self.tasks) + len(self.existing)
+
+    @property
     def covered_bank_classes(self) -> list[str]:
         return sorted(set(self.bank_classes) & set(self.task_classes))
 
@@ -81,6 +95,19 @@ class SynthReport:
             f"{len(self.tasks)} task(s) from {self.project} in {self.wall_s:.1f} s: {self.candidates} candidate "
             f"mutants, {tried} verified ({', '.join(f'{k} {v}' for k, v in sorted(self.verdicts.items()))}), "
             f"{self.unreal} skipped as not compiling or equivalent",
+            *(
+                [f"{len(self.existing)} already in the output dir (identical), left as they were"]
+                if self.existing
+                else []
+            ),
+            *(
+                [
+                    f"{len(self.name_taken)} not written: a different task of that name is in the output dir "
+                    f"({', '.join(p.name for p in self.name_taken)})"
+                ]
+                if self.name_taken
+                else []
+            ),
             "bug classes: " + (", ".join(f"{k} {v}" for k, v in sorted(self.bug_classes.items())) or "none"),
             "error classes in the new tasks: "
             + (", ".join(f"{k} {v}" for k, v in sorted(self.task_classes.items())) or "none"),
@@ -100,6 +127,8 @@ class SynthReport:
         return {
             "project": self.project,
             "tasks": [p.name for p in self.tasks],
+            "existing": [p.name for p in self.existing],
+            "name_taken": [p.name for p in self.name_taken],
             "candidates": self.candidates,
             "verdicts": dict(self.verdicts),
             "skipped_unreal": self.unreal,
@@ -136,7 +165,6 @@ def synthesize(
     repo, out = repo.resolve(), out.resolve()
     if out.is_relative_to(repo):
         raise SynthError(f"--out {out} is inside the project {repo}; write the tasks elsewhere")
-    out.mkdir(parents=True, exist_ok=True)
     report = SynthReport(project=project, bank_classes=bank_error_classes(skills or []))
     python = str(find_interpreter(repo, config.test_python).path)
     with tempfile.TemporaryDirectory(prefix="sb-baseline-") as tmp:  # the project itself is never written to
@@ -163,7 +191,7 @@ def synthesize(
         queue = iter(candidates)
         real = RealityCheck()
         try:
-            while len(report.tasks) < config.n:
+            while report.made < config.n:
                 while len(pending) < workers * 2 and (mutant := next(queue, None)) is not None:
                     if real(mutant):
                         pending.append(pool.submit(verifier.verify, mutant))
@@ -179,15 +207,54 @@ def synthesize(
                         status = "equivalent"
                     else:
                         outcomes_seen.add(flipped)
-                        report.tasks.append(_write(repo, out, verdict, project, source, statement_model, report))
+                        status = _keep(repo, out, verdict, project, source, statement_model, report)
                 report.verdicts[status] += 1
                 if on_verdict:
-                    on_verdict(verdict, len(report.tasks))
+                    on_verdict(verdict, report.made)
         finally:
             for future in pending:
                 future.cancel()
     report.wall_s = time.monotonic() - started
     return report
+
+
+def task_id(project: str, mutant: Mutant) -> str:
+    return f"{slug(project)}-{mutant.operator.replace('_', '-')}-{mutant.key[:8]}"
+
+
+def held_as(folder: Path, verdict: Verdict) -> str | None:
+    """What `folder` holds of the task `verdict` would make: None (nothing), `same` (its gold patch and graded
+    tests: the task; the statement may differ, a model writes it), or `other` (anything else, even unreadable)."""
+    if not folder.exists():
+        return None
+    try:
+        held = json.loads((folder / TASK_FILE).read_text(encoding="utf-8"))
+        gold = (folder / GOLD_PATCH).read_text(encoding="utf-8")
+        same = (
+            gold == verdict.mutant.gold_patch
+            and sorted(held.get("fail_to_pass") or []) == sorted(verdict.fail_to_pass)
+            and sorted(held.get("pass_to_pass") or []) == sorted(verdict.pass_to_pass)
+        )
+    except (OSError, ValueError, AttributeError, TypeError):
+        return "other"
+    return "same" if same else "other"
+
+
+def _keep(
+    repo: Path, out: Path, verdict: Verdict, project: str, source: str, model: Model | None, report: SynthReport
+) -> str:
+    """Write the killed mutant's task unless `out` holds its folder already (decided before any statement is
+    written or paid for); returns the verdict to count."""
+    folder = out / task_id(project, verdict.mutant)
+    held = held_as(folder, verdict)
+    if held == "same":
+        report.existing.append(folder)
+        return "already_in_out"
+    if held == "other":
+        report.name_taken.append(folder)
+        return "name_taken"
+    report.tasks.append(_write(repo, out, verdict, project, source, model, report))
+    return verdict.status
 
 
 def _write(
@@ -203,7 +270,7 @@ def _write(
     else:
         statement = offline_statement(project, failures, gold)
     task = Task(
-        task_id=f"{slug(project)}-{mutant.operator.replace('_', '-')}-{mutant.key[:8]}",
+        task_id=task_id(project, mutant),
         problem_statement=statement,
         fail_to_pass=verdict.fail_to_pass,
         pass_to_pass=verdict.pass_to_pass,

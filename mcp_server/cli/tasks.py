@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from mcp_server.cli.common import clean_errors, fail, load_settings, progress_bar
+from mcp_server.settings import absolute_program
 
 app = typer.Typer(help="Synthesize and check task folders for `skillbank eval`.", no_args_is_help=True)
 
@@ -22,7 +23,7 @@ def synth(
     pypi: Annotated[str | None, typer.Option(help="NAME==VERSION: download that sdist from PyPI and use it.")] = None,
     n: Annotated[int, typer.Option("--n", min=1, max=10_000, help="How many tasks to make.")] = 10,
     seed: Annotated[int, typer.Option(help="Seed of the candidate order.")] = 0,
-    workers: Annotated[int, typer.Option(min=1, max=64, help="Parallel test runs.")] = max(1, (os.cpu_count() or 2)),
+    workers: Annotated[int, typer.Option(min=1, max=64, help="Parallel test runs (each a copy of the project).")] = 2,
     timeout_s: Annotated[
         int | None, typer.Option(min=1, help="Per-mutant suite timeout (default: 4 x the original's time + 20 s).")
     ] = None,
@@ -36,19 +37,26 @@ def synth(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Mutate the code the tests cover; keep mutants that break tests; write them as task folders."""
+    from agent.tasks.grading import check_test_python
     from agent.tasks.pypi import fetch_sdist, parse_spec
     from agent.tasks.synth import SynthConfig, SynthError, synthesize
     from agent.tasks.weights import read_bank_skills
 
     if (repo is None) == (pypi is None):
         fail("pass exactly one of --repo DIR or --pypi NAME==VERSION")
+    if out.exists() and not out.is_dir():
+        fail(f"--out {out} is not a directory")
     settings = load_settings()
+    test_python = absolute_program(python) if python else settings.test_python or sys.executable
     with clean_errors():
+        # Bad input (exit 2) is refused before anything is downloaded, run or written.
+        spec = parse_spec(pypi) if pypi is not None else None
+        check_test_python(test_python, "--python" if python else "SKILLBANK_TEST_PYTHON")
         try:
-            if pypi is not None:
-                name, version = parse_spec(pypi)
+            if spec is not None:
+                name, version = spec
                 cache = settings.home / "sdists" / f"{name}-{version}"
-                root = fetch_sdist(pypi, cache) if not (cache / "src").is_dir() else _root(cache / "src")
+                root = _root(cache / "src") if (cache / "src").is_dir() else fetch_sdist(f"{name}=={version}", cache)
                 source, label = f"pypi:{name}=={version}", project or name
             else:
                 assert repo is not None
@@ -66,7 +74,7 @@ def synth(
                 seed=seed,
                 workers=workers,
                 timeout_s=timeout_s,
-                test_python=python or settings.test_python or sys.executable,
+                test_python=test_python,
                 max_candidates=max_candidates,
             )
             with progress_bar() as progress:
@@ -91,7 +99,7 @@ def synth(
     else:
         typer.echo(report.summary())
         typer.echo(f"wrote {len(report.tasks)} task folder(s) to {out}")
-    if not report.tasks:
+    if not report.made:
         raise typer.Exit(1)
 
 
@@ -102,18 +110,21 @@ def check(
     python: Annotated[str | None, typer.Option(help="Interpreter that runs the tests.")] = None,
 ) -> None:
     """Check task folders against the contract (and, with --gold, that each gold patch resolves its task)."""
-    from agent.tasks.grading import grade_patch
+    from agent.tasks.grading import check_test_python, grade_patch
     from agent.tasks.model import load_tasks
 
     settings = load_settings()
+    test_python = absolute_program(python) if python else settings.test_python or sys.executable
     with clean_errors():
         folders = load_tasks(tasks)
+        if gold:
+            check_test_python(test_python, "--python" if python else "SKILLBANK_TEST_PYTHON")
         bad = 0
         for tf in folders:
             if not gold:
                 typer.echo(f"ok   {tf.task.task_id}")
                 continue
-            result = grade_patch(tf, tf.gold_patch, test_python=python or settings.test_python or sys.executable)
+            result = grade_patch(tf, tf.gold_patch, test_python=test_python)
             bad += not result.resolved
             word = "ok  " if result.resolved else "FAIL"
             typer.echo(

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
+import os
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+from mcp_server.cli import tasks as tasks_cli
 from mcp_server.cli.tasks import app
 from tests.agent.tasks.conftest import PYTHON
 
@@ -40,3 +45,52 @@ def test_check_names_a_broken_task_folder(tmp_path: Path, skillbank_home: Path) 
     result = runner.invoke(app, ["check", str(tmp_path)])
     assert result.exit_code == 2
     assert "task_id: Field required" in result.output
+
+
+@pytest.mark.parametrize("spec", ["six", "six==", "six=1.16.0"])
+def test_a_malformed_pypi_spec_is_bad_input_and_creates_nothing(
+    spec: str, tmp_path: Path, skillbank_home: Path
+) -> None:
+    result = runner.invoke(app, ["synth", "--pypi", spec, "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2  # 1 is a source that could not be used, not a typo
+    assert "is not NAME==VERSION" in result.output
+    assert not (tmp_path / "out").exists()
+    assert list(skillbank_home.iterdir()) == []
+
+
+def test_a_missing_python_is_refused_in_the_cli_s_words_before_out_is_created(
+    calc_repo: Path, tmp_path: Path, skillbank_home: Path
+) -> None:
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["synth", "--repo", str(calc_repo), "--out", str(out), "--python", "/nonexistent/py"])
+    assert result.exit_code == 2
+    assert "the test python --python=/nonexistent/py does not exist" in result.output
+    assert "run_tests" not in result.output
+    assert not out.exists()
+
+
+def test_an_out_that_is_a_file_is_refused(calc_repo: Path, tmp_path: Path, skillbank_home: Path) -> None:
+    (tmp_path / "out").write_text("x")
+    result = runner.invoke(app, ["synth", "--repo", str(calc_repo), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2
+    assert "is not a directory" in result.output
+
+
+def test_the_workers_default_is_the_two_the_readme_shows_whatever_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)  # it was os.cpu_count(), read when the module loads
+    module = importlib.reload(tasks_cli)
+    assert inspect.signature(module.synth).parameters["workers"].default == 2
+
+
+def test_a_rerun_of_the_same_synth_writes_nothing_and_exits_0(
+    calc_repo: Path, tmp_path: Path, skillbank_home: Path
+) -> None:
+    out = tmp_path / "tasks"
+    args = ["synth", "--repo", str(calc_repo), "--out", str(out), "--n", "2", "--workers", "1", "--python", PYTHON]
+    assert runner.invoke(app, args).exit_code == 0
+    before = sorted(p.name for p in out.iterdir())
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0, again.output
+    assert "2 already in the output dir (identical)" in again.stdout
+    assert "wrote 0 task folder(s)" in again.stdout
+    assert sorted(p.name for p in out.iterdir()) == before

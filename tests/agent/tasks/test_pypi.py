@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent.tasks.errors import SynthError
+from agent.tasks.errors import SpecError, SynthError
 from agent.tasks.pypi import fetch_sdist, parse_spec, read_manifest
 from agent.tasks.synth import SynthConfig, synthesize
 from tests.agent.tasks.conftest import FILES, PYTHON, write_project
@@ -66,7 +66,7 @@ def test_an_sdist_whose_digest_does_not_match_is_not_unpacked(tmp_path: Path) ->
 def test_an_unknown_release_and_a_malformed_spec_are_refused(tmp_path: Path) -> None:
     with pytest.raises(SynthError, match=r"PyPI has no release calc==2\.0"):
         fetch_sdist("calc==2.0", tmp_path, transport=pypi(b""))
-    with pytest.raises(SynthError, match="is not NAME==VERSION"):
+    with pytest.raises(SpecError, match="is not NAME==VERSION"):  # bad input, not an unusable source
         parse_spec("calc>=1")
 
 
@@ -75,5 +75,5 @@ def test_the_manifest_lists_pinned_releases(tmp_path: Path) -> None:
     manifest.write_text("# real projects\nmore-itertools==10.2.0\n\ntoolz==0.12.1  # small\n")
     assert read_manifest(manifest) == ["more-itertools==10.2.0", "toolz==0.12.1"]
     manifest.write_text("toolz\n")
-    with pytest.raises(SynthError):
+    with pytest.raises(SpecError):
         read_manifest(manifest)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,38 @@ def test_synthesis_never_writes_into_the_project(synthesized) -> None:
     repo, _, _ = synthesized
     written = [p for p in repo.rglob("*") if p.name in ("__pycache__", ".pytest_cache") or p.suffix == ".pyc"]
     assert written == []
+
+
+def test_a_rerun_into_an_out_holding_one_of_its_tasks_writes_the_others_and_counts_that_one(
+    synthesized, tmp_path: Path
+) -> None:
+    # It once stopped with "exists already" after writing the other tasks, as if it had been refused.
+    repo, out, _ = synthesized
+    held = sorted(p for p in out.iterdir() if p.is_dir())[0]
+    again = tmp_path / "again"
+    shutil.copytree(held, again / held.name)
+    before = {p.relative_to(again): p.read_bytes() for p in (again / held.name).rglob("*") if p.is_file()}
+    report = synthesize(repo, again, SynthConfig(n=3, seed=1, workers=1, test_python=PYTHON), project="calc",
+                        source="repo:calc")  # fmt: skip
+    assert report.existing == [again / held.name]
+    assert len(report.tasks) == 2
+    assert report.made == 3
+    assert report.verdicts["already_in_out"] == 1
+    assert sorted(p.name for p in again.iterdir()) == sorted(p.name for p in out.iterdir() if p.is_dir())
+    assert {p.relative_to(again): p.read_bytes() for p in (again / held.name).rglob("*") if p.is_file()} == before
+    assert "1 already in the output dir" in report.summary()
+
+
+def test_a_folder_of_that_name_holding_another_task_is_left_alone_and_reported(synthesized, tmp_path: Path) -> None:
+    repo, out, _ = synthesized
+    again = tmp_path / "again"
+    shutil.copytree(out, again)
+    other = sorted(p for p in again.iterdir() if p.is_dir())[0]
+    (other / "gold.patch").write_text("not this task's fix\n")
+    report = synthesize(repo, again, SynthConfig(n=3, seed=1, workers=1, test_python=PYTHON), project="calc",
+                        source="repo:calc")  # fmt: skip
+    assert report.name_taken == [other]
+    assert len(report.existing) == 2
+    assert (other / "gold.patch").read_text() == "not this task's fix\n"
+    assert "a different task of that name is in the output dir" in report.summary()
+    assert {p.name for p in report.tasks}.isdisjoint({other.name})
