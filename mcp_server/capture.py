@@ -335,10 +335,12 @@ class SessionCapture:
         only_closing = final and not steps and not task and not used_skills
         creates = trajectory_id is None and session_identity(ctx).key not in self._sessions
 
-        def redacted(check: bool = False) -> list[Step]:
+        named = list(dict.fromkeys(used_skills or ()))
+
+        def redacted(not_shown: list[str], check: bool = False) -> list[Step]:
             clean = [self._redacted_step(s) for s in steps]
-            if used_skills:
-                clean.append(used_skills_step(red, list(dict.fromkeys(used_skills))))
+            if named:
+                clean.append(used_skills_step(red, named, not_shown))
             if check:
                 self.store.check_steps(clean)
             return clean
@@ -346,8 +348,8 @@ class SessionCapture:
         early: list[Step] | None = None
         if creates and (steps or used_skills):
             # This call creates the session's trajectory: a step the store would refuse is refused first, so that
-            # the refusal leaves nothing behind, not even an empty trajectory.
-            early = await anyio.to_thread.run_sync(redacted, True)
+            # the refusal leaves nothing behind, not even an empty trajectory. A new trajectory was shown nothing.
+            early = await anyio.to_thread.run_sync(redacted, named, True)
         target = await self._target(ctx, trajectory_id, only_closing=only_closing)
         if isinstance(target, RecordResult):
             return target
@@ -359,7 +361,9 @@ class SessionCapture:
                 raise InvalidInput(
                     f"trajectory {tid!r} is closed and cannot be written to; omit trajectory_id to start a new one"
                 )
-            clean = early if early is not None else redacted()
+            shown = set(self.store.shown_skills(tid)) if named and early is None else set()
+            not_shown = [s for s in named if s not in shown]
+            clean = early if early is not None else redacted(not_shown)
             total = self.store.append(tid, clean) if clean else self.store.step_count(tid)
             clean_task = red.redact_text(task) if task else None
             if clean_task or (outcome and not final):
@@ -367,7 +371,10 @@ class SessionCapture:
             status: TrajectoryStatus = "open"
             if final:
                 status = self.store.close_trajectory(tid, outcome).status
-            return RecordResult(trajectory_id=tid, steps_recorded=len(clean), total_steps=total, status=status)
+            done = len(clean)
+            return RecordResult(
+                trajectory_id=tid, steps_recorded=done, total_steps=total, status=status, not_shown_skills=not_shown
+            )
 
         result = await anyio.to_thread.run_sync(work)
         if final:

@@ -5,7 +5,9 @@ Shared by the tool adapter (its argument limits and refusal advice) and `Session
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
 
 from skills_store.models import Step, TrajectoryStatus
 from skills_store.redact import Redactor
@@ -26,16 +28,27 @@ class RecordResult(BaseModel):
     steps_recorded: int
     total_steps: int
     status: TrajectoryStatus
+    not_shown_skills: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda names: not names,  # absent when empty: the contract's four fields are the usual answer
+        description="skills named in used_skills that this trajectory has not been shown (by search_skills or "
+        "run_tests' suggestions): an outcome credits only skills the session was shown",
+    )
 
 
-def used_skills_step(redactor: Redactor, skill_ids: list[str]) -> Step:
-    """The step that stores which skills the agent says it applied (redacted like every step)."""
+def used_skills_step(redactor: Redactor, skill_ids: list[str], not_shown: Sequence[str] = ()) -> Step:
+    """The step that stores which skills the agent says it applied (redacted like every step); `not_shown` are
+    those the trajectory was not shown, noted in the step's text because its outcome will not credit them."""
     clean = [redactor.redact_text(s) for s in skill_ids]
+    content = f"the agent used skills: {', '.join(clean)}"
+    if not_shown:
+        unseen = ", ".join(redactor.redact_text(s) for s in not_shown)
+        content += f"; not shown in this session, so an outcome does not credit: {unseen}"
     return Step(
         kind="tool_call",
         tool="record_trajectory",
         args={"used_skills": clean},
         result=RecordSummary(used_skills=clean).model_dump(mode="json"),
         ok=True,
-        content=f"the agent used skills: {', '.join(clean)}",
+        content=content,
     )

@@ -131,3 +131,22 @@ async def test_bad_used_skills_are_refused_with_what_to_send(env, used, expected
     assert "argument 'used_skills" in result.content[0].text
     assert expected in result.content[0].text
     assert store.list() == []
+
+
+async def test_used_skills_the_session_was_not_shown_are_named_in_the_result_and_the_step(env) -> None:
+    """An outcome credits only skills the session was shown: the agent learns which of its names will not count."""
+    store, server = env
+    async with mcp.Client(server) as client:
+        first = await client.call_tool("record_trajectory", {"used_skills": ["sk-never"]})
+        tid = first.structured_content["trajectory_id"]
+        store.append(tid, [], shown_skills=["sk-shown"])  # what a captured search_skills links
+        second = await client.call_tool(
+            "record_trajectory", {"used_skills": ["sk-shown", "sk-other"], "final": True, "outcome": "success"}
+        )
+        again = await client.call_tool("record_trajectory", {"steps": [{"kind": "thought", "content": "next"}]})
+    assert first.structured_content["not_shown_skills"] == ["sk-never"]
+    assert second.structured_content["not_shown_skills"] == ["sk-other"]
+    assert "not_shown_skills" not in again.structured_content
+    texts = [s.content for s in store.get(tid).steps if s.tool == "record_trajectory"]
+    assert texts[-1].endswith("not shown in this session, so an outcome does not credit: sk-other")
+    assert used_skills(store.get(tid))[-2:] == ["sk-shown", "sk-other"]
