@@ -1,14 +1,18 @@
 """`LocalSandbox`: runs a command on this machine, fenced in as far as the host allows.
 
-Always: its own session and process group (killed as a whole on timeout and when the command ends), rlimits on
-address space, CPU time, file size and open files, an environment scrubbed of keys and tokens, a temp HOME and
-TMPDIR, output capped to its tail, and a pids cgroup when the host lets us make one. With bubblewrap (`bwrap`)
-also: a read-only view of the host, the real HOME hidden, only the workspace and the scratch dir writable, and
-new network, pid, ipc and uts namespaces (no network at all; every process dies with the sandbox's init), and
-the `hidden` paths (the skillbank data dir) behind empty read-only tmpfs mounts.
+Always: its own session and process group, under a watcher (`sandbox.exec.shim`) that kills every process the
+command started, daemons that left the group included, when it ends, times out, is cancelled or the server dies;
+rlimits on address space, CPU time, file size and open files, an environment scrubbed of keys and tokens, a temp
+HOME and TMPDIR, output capped to its tail, and a pids cgroup when the host lets us make one. With bubblewrap
+(`bwrap`) also: a read-only view of the host, the real HOME and the runtime dirs hidden, no host unix socket
+reachable, `.git` read-only, only the workspace and the scratch dir writable, and new network, pid, ipc and uts
+namespaces (no network at all; every process dies with the sandbox's init), and the `hidden` paths (the skillbank
+data dir) behind empty read-only tmpfs mounts (see `sandbox.exec.view`).
 
 Without bubblewrap the host's files are the user's own files: a test could still open the data dir if it guessed
-its path. The sandbox then only keeps the path out of the command's environment (and says so in `warnings`).
+its path. The sandbox then only keeps the path out of the command's environment (and says so in `warnings`), and
+makes the server undumpable, so that a test running as the same (non-root) user cannot read the server's
+environment or write to its MCP connection through /proc.
 """
 
 from __future__ import annotations
@@ -41,30 +45,13 @@ from sandbox.exec.base import (
 )
 from sandbox.exec.cgroup import PidsCgroup
 from sandbox.exec.pump import pump_process
+from sandbox.exec.shim import SHIM, make_undumpable, read_report
 from sandbox.exec.view import MAX_SOCKET_MASKS, git_guard, host_sockets, runtime_args, runtime_dirs, socket_masks
 
 UNFENCED_WARNING = "files outside the workspace are not protected (no bubblewrap)"
 UNMASKED_WARNING = "the skillbank data dir is not hidden from the tests (no bubblewrap); only its path is withheld"
 NO_CGROUP_WARNING = "process count not bounded (no pids cgroup here); only the timeout stops a fork bomb"
-
-#: Applies the rlimits, joins the cgroup, then becomes the command (run as `python -I -S -c _SHIM SPEC`).
-_SHIM = """
-import json, os, resource, sys
-spec = json.loads(sys.argv[1])
-for name, value in spec["rlimits"].items():
-    res = getattr(resource, name)
-    hard = resource.getrlimit(res)[1]
-    value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-    resource.setrlimit(res, (value, value))
-if spec["cgroup"]:
-    with open(spec["cgroup"], "w") as f:
-        f.write(str(os.getpid()))
-try:
-    os.execvp(spec["argv"][0], spec["argv"])
-except OSError as exc:
-    sys.stderr.write(f"skillbank sandbox: cannot run {spec['argv'][0]!r}: {exc}\\n")
-    os._exit(127)
-"""
+ESCAPE_WARNING = "the sandbox lost track of the tests' processes (its watcher was killed): some may still be running"
 
 
 class LocalConfig(BaseModel):
@@ -158,9 +145,11 @@ class LocalSandbox:
         if not (shutil.which(program, path=run_env["PATH"]) if "/" not in program else (cwd / program).exists()):
             message = f"skillbank sandbox: cannot run {program!r}: not found\n"
             return ExecResult(exit_code=127, stdout="", stderr=message, stderr_bytes=len(message), duration_s=0.0)
+        if self._bwrap is None:
+            make_undumpable()  # the command is this process's grandchild and has our uid: see `make_undumpable`
         group = PidsCgroup.create(self.config.max_pids)
-        if group is None and NO_CGROUP_WARNING not in self._warnings:
-            self._warnings.append(NO_CGROUP_WARNING)
+        if group is None:
+            self._warn(NO_CGROUP_WARNING)
         guard = git_guard(self.workspace, scratch_root(self.config.scratch_dir, "local")) if self._bwrap else None
         try:
             with guard or contextlib.nullcontext([]) as git:
@@ -179,22 +168,36 @@ class LocalSandbox:
         group: PidsCgroup | None,
         cancel: Cancel | None = None,
     ) -> ExecResult:
-        spec = {"rlimits": self._rlimits(timeout), "cgroup": str(group.procs_file) if group else None, "argv": argv}
+        report_read, report_write = os.pipe()
+        spec = {
+            "rlimits": self._rlimits(timeout),
+            "cgroup": str(group.procs_file) if group else None,
+            "argv": argv,
+            "report": report_write,
+            "parent": os.getpid(),
+        }
         out, err = TailBuffer(self.config.max_output_bytes), TailBuffer(self.config.max_output_bytes)
         start = time.monotonic()
-        proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _SHIM, json.dumps(spec)],
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", SHIM, json.dumps(spec)],
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                pass_fds=(report_write,),
+            )
+        except BaseException:
+            os.close(report_read)
+            raise
+        finally:
+            os.close(report_write)
         try:
             stopped = pump_process(proc, out, err, deadline=start + timeout, cancel=cancel)
         finally:
-            leftovers = self._kill_everything(proc, group)
+            leftovers = self._kill_everything(proc, group, report_read)
             proc.wait()
             pump_process(proc, out, err, deadline=time.monotonic() + self.config.kill_grace_s, until_exit=False)
             for stream in (proc.stdout, proc.stderr):
@@ -214,18 +217,34 @@ class LocalSandbox:
             cancelled=cancelled,
         )
 
-    def _kill_everything(self, proc: subprocess.Popen[bytes], group: PidsCgroup | None) -> bool:
-        """Kill the command's process group and cgroup; True when it had ended but left live processes behind."""
+    def _kill_everything(self, proc: subprocess.Popen[bytes], group: PidsCgroup | None, report_fd: int) -> bool:
+        """Kill what the command left (the shim's tree, its process group, the cgroup); True when it had ended
+        but left live processes behind. Warns when processes may have got away (the shim was killed)."""
         ended = proc.poll() is not None
+        if not ended:  # timeout or cancel: the shim kills the whole tree, orphans included, and reports
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(self.config.kill_grace_s)
+        try:
+            report = read_report(report_fd) if proc.poll() is not None else None
+        finally:
+            os.close(report_fd)
         if group is not None:
-            leftovers = ended and any(_is_live(pid) for pid in group.pids())
+            in_group = ended and any(_is_live(pid) for pid in group.pids())
         else:
-            leftovers = ended and _group_has_live_members(proc.pid)
+            in_group = ended and _group_has_live_members(proc.pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         if group is not None:
             group.kill_all(timeout=self.config.kill_grace_s)
-        return leftovers
+        if (report is None or not report.tracked) and (group is None or os.geteuid() == 0):
+            self._warn(ESCAPE_WARNING)
+        return in_group or (ended and report is not None and report.leftovers > 0)
+
+    def _warn(self, warning: str) -> None:
+        if warning not in self._warnings:
+            self._warnings.append(warning)
 
     def _rlimits(self, timeout: float) -> dict[str, int]:
         mib = 1024 * 1024
@@ -267,7 +286,7 @@ class LocalSandbox:
         unseen = [*self.hidden, scratch, Path("/dev"), Path("/proc")]
         masks, left_out = socket_masks(host_sockets(), covered=covered, shown=shown, unseen=unseen)
         if left_out:
-            self._warnings.append(f"{left_out} host unix sockets stay reachable (only {MAX_SOCKET_MASKS} are hidden)")
+            self._warn(f"{left_out} host unix sockets stay reachable (only {MAX_SOCKET_MASKS} are hidden)")
         args += masks
         args += ["--chdir", str(cwd)]
         return [*args, "--"]

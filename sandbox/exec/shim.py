@@ -1,0 +1,155 @@
+"""The process between the server and a local command: it sets the limits, watches the command's whole tree and
+kills what is left of it, and holds nothing a test could use.
+
+It runs as `python -I -S -c SHIM SPEC` in its own session. It makes itself a child subreaper, so a process the
+tests start that double-forks and calls `setsid` (a daemon) is reparented to it rather than to init: when the
+command ends, every process still below the shim is killed and counted, with or without a pids cgroup. It is
+not dumpable (a same-uid test cannot open its `/proc/PID/fd` or ptrace it), and it reports on a pipe that the
+command does not inherit. A SIGTERM (the server's timeout or cancel, or the server's death through
+`PR_SET_PDEATHSIG`) makes it kill the tree at once. A test can still SIGKILL the shim: the server then sees no
+report and warns, since without a cgroup nothing else finds processes that left the process group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+
+from pydantic import BaseModel
+
+PR_SET_DUMPABLE = 4
+
+SHIM = r"""
+import ctypes, json, os, resource, signal, sys
+spec = json.loads(sys.argv[1])
+report, me = spec["report"], os.getpid()
+os.set_inheritable(report, False)
+try:
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):
+    _prctl = None
+def prctl(option, value):
+    return _prctl is not None and _prctl(option, ctypes.c_ulong(value), 0, 0, 0) == 0
+prctl(4, 0)  # PR_SET_DUMPABLE: same-uid processes cannot open /proc/<shim>/fd or ptrace it
+tracked = prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans of the tree come back to the shim
+prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: the server died -> clean up
+if os.getppid() != spec["parent"]:
+    os._exit(137)
+for name, value in spec["rlimits"].items():
+    res = getattr(resource, name)
+    hard = resource.getrlimit(res)[1]
+    value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    resource.setrlimit(res, (value, value))
+if spec["cgroup"]:
+    with open(spec["cgroup"], "w") as f:
+        f.write(str(me))
+
+def children():
+    try:
+        with open(f"/proc/{me}/task/{me}/children") as f:
+            return {int(p) for p in f.read().split()}
+    except OSError:
+        pass
+    kids = set()
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if entry.isdigit() and len(fields) > 1 and fields[1] == str(me):
+            kids.add(int(entry))
+    return kids
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2 :][:1] not in "ZXx"
+
+def kill_tree():
+    seen = set()
+    while True:
+        kids = children()
+        for pid in kids:
+            if pid not in seen and alive(pid):
+                seen.add(pid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.waitpid(-1, 0 if kids else os.WNOHANG)
+        except ChildProcessError:
+            return len(seen)
+
+def finish(code, leftovers):
+    try:
+        os.write(report, json.dumps({"leftovers": leftovers, "tracked": tracked}).encode())
+    except OSError:
+        pass
+    os._exit(code)
+
+signal.signal(signal.SIGTERM, lambda *_: finish(137, kill_tree()))
+pid = os.fork()
+if pid == 0:
+    try:
+        for sig in ("SIGTERM", "SIGPIPE", "SIGXFSZ"):
+            if hasattr(signal, sig):
+                signal.signal(getattr(signal, sig), signal.SIG_DFL)
+        prctl(1, signal.SIGKILL)
+        if os.getppid() != me:
+            os._exit(137)
+        os.execvp(spec["argv"][0], spec["argv"])
+    except OSError as exc:
+        sys.stderr.write(f"skillbank sandbox: cannot run {spec['argv'][0]!r}: {exc}\n")
+    finally:
+        os._exit(127)
+while True:
+    try:
+        got, status = os.waitpid(-1, 0)
+    except ChildProcessError:
+        finish(127, 0)
+    if got == pid:
+        break
+code = os.waitstatus_to_exitcode(status)
+finish(128 - code if code < 0 else code, kill_tree())
+"""
+
+
+class ShimReport(BaseModel):
+    """What the shim said when it ended."""
+
+    leftovers: int
+    """Processes of the tree still alive after the command ended (all killed)."""
+    tracked: bool
+    """The shim was a child subreaper: processes that left the process group were found too."""
+
+
+def read_report(fd: int) -> ShimReport | None:
+    """The shim's report from the read end of its pipe (after it exited); None when it died without one."""
+    chunks: list[bytes] = []
+    with contextlib.suppress(OSError):
+        os.set_blocking(fd, False)
+        while chunk := os.read(fd, 4096):
+            chunks.append(chunk)
+    try:
+        return ShimReport.model_validate(json.loads(b"".join(chunks)))
+    except ValueError:
+        return None
+
+
+def make_undumpable() -> bool:
+    """Make this process not dumpable: a same-uid process without CAP_SYS_PTRACE (a test under the plain local
+    backend) can then no longer read its `/proc/PID/environ` (the API keys) or open its `/proc/PID/fd` (the MCP
+    wire, the Cancel pipe). It also means no core dump, and no debugger attaching without root."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return False
+    return bool(prctl(PR_SET_DUMPABLE, ctypes.c_ulong(0), 0, 0, 0) == 0)

@@ -1,0 +1,166 @@
+"""The plain local backend's watcher (the shim): daemons die with the run, the server's secrets and wire stay out
+of the tests' reach, and a server that dies takes its tests with it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sandbox.exec import local
+from sandbox.exec.local import ESCAPE_WARNING, LocalConfig, LocalSandbox
+
+ROOT = Path(__file__).resolve().parents[3]
+
+#: Double fork + setsid: a daemon that leaves the process group and the session, then sleeps with `marker`.
+DAEMON = """
+import os, subprocess, sys, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", sys.argv[1] + "-sleeper"])
+        time.sleep(300)
+    os._exit(0)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def no_cgroup(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The usual non-root host: no pids cgroup can be made."""
+    monkeypatch.setattr(local.PidsCgroup, "create", classmethod(lambda cls, *a, **k: None))
+
+
+def wait_until(condition: Callable[[], bool], timeout: float = 10.0) -> bool:
+    done = threading.Event()
+    for _ in range(int(timeout / 0.05)):
+        if condition():
+            return True
+        done.wait(0.05)
+    return condition()
+
+
+@pytest.mark.parametrize("with_cgroup", [False, True], ids=["no-cgroup", "cgroup-if-any"])
+def test_a_setsid_daemon_is_killed_when_the_command_ends(
+    ws: Path, live_processes, monkeypatch: pytest.MonkeyPatch, with_cgroup: bool
+) -> None:
+    if not with_cgroup:
+        monkeypatch.setattr(local.PidsCgroup, "create", classmethod(lambda cls, *a, **k: None))
+    marker = f"marker-{uuid.uuid4().hex}"
+    box = LocalSandbox(ws, LocalConfig(use_bwrap=False))
+    result = box.run([sys.executable, "-c", DAEMON, marker, "0.5"], cwd=ws, timeout=60)
+    assert result.exit_code == 0, result.stderr
+    assert result.killed_leftovers
+    assert live_processes(marker) == []
+    assert ESCAPE_WARNING not in box.warnings
+
+
+def test_a_timeout_kills_a_setsid_daemon_without_a_cgroup(ws: Path, live_processes, no_cgroup: None) -> None:
+    marker = f"marker-{uuid.uuid4().hex}"
+    result = LocalSandbox(ws, LocalConfig(use_bwrap=False)).run(
+        [sys.executable, "-c", DAEMON, marker, "300"], cwd=ws, timeout=2
+    )
+    assert result.timed_out
+    assert live_processes(marker) == []
+
+
+def test_a_test_that_kills_the_watcher_gets_a_warning_that_processes_may_have_escaped(
+    ws: Path, no_cgroup: None
+) -> None:
+    box = LocalSandbox(ws, LocalConfig(use_bwrap=False))
+    result = box.run([sys.executable, "-c", "import os; os.kill(os.getppid(), 9)"], cwd=ws, timeout=30)
+    assert result.exit_code == 128 + 9
+    assert ESCAPE_WARNING in box.warnings
+
+
+def test_an_ordinary_command_reports_its_exit_and_signal_as_before(ws: Path) -> None:
+    box = LocalSandbox(ws, LocalConfig(use_bwrap=False))
+    assert box.run([sys.executable, "-c", "import sys; sys.exit(3)"], cwd=ws, timeout=30).exit_code == 3
+    code = "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"
+    assert box.run([sys.executable, "-c", code], cwd=ws, timeout=30).exit_code == 128 + 15
+    assert box.warnings.count(ESCAPE_WARNING) == 0
+
+
+#: Walks up from the command's parent, trying each ancestor's environ and fds (the MCP wire, the Cancel pipe).
+ATTACK = """
+import os
+found, pid = [], os.getppid()
+while pid > 1:
+    try:
+        if b"SB_SERVER_ONLY=" in open(f"/proc/{pid}/environ", "rb").read():
+            found.append("environ")
+    except OSError:
+        pass
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            os.readlink(f"/proc/{pid}/fd/{fd}")
+            found.append("fd")
+            break
+    except OSError:
+        pass
+    status = open(f"/proc/{pid}/status").read()
+    pid = int(status.split("PPid:")[1].split()[0])
+print("FOUND", sorted(set(found)), "OWN", b"PATH=" in open("/proc/self/environ", "rb").read())
+"""
+
+SERVER = """
+import json, sys
+from pathlib import Path
+from sandbox.exec.local import LocalConfig, LocalSandbox
+ws, scratch, argv, timeout = Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3]), float(sys.argv[4])
+result = LocalSandbox(ws, LocalConfig(use_bwrap=False, scratch_dir=scratch)).run(argv, cwd=ws, timeout=timeout)
+print(result.stdout, result.stderr)
+"""
+
+
+def unprivileged(argv: list[str]) -> list[str]:
+    """`argv` without capabilities, as a server run by a user is: as root, CAP_SYS_PTRACE reads any process (and
+    a process without it may not read one that has more capabilities), so root is no test of this."""
+    if os.geteuid() != 0:
+        return argv
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root and no setpriv to drop capabilities")
+    return [setpriv, "--inh-caps=-all", "--bounding-set=-all", "--", *argv]
+
+
+def server(ws: Path, tmp_path: Path, argv: list[str], timeout: float) -> subprocess.Popen[str]:
+    """A process holding a secret in its environment that runs `argv` in a plain LocalSandbox, as the server does."""
+    env = {**os.environ, "SB_SERVER_ONLY": "sk-server-secret", "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-c", SERVER, str(ws), str(tmp_path / "scratch"), json.dumps(argv), str(timeout)]
+    return subprocess.Popen(
+        unprivileged(cmd), env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+def test_a_plain_local_test_cannot_read_the_servers_environment_or_open_its_fds(ws: Path, tmp_path: Path) -> None:
+    proc = server(ws, tmp_path, [sys.executable, "-c", ATTACK], 60)
+    out, _ = proc.communicate(timeout=120)
+    assert "FOUND [] OWN True" in out, out
+
+
+def test_the_tests_and_their_daemons_die_when_the_server_is_killed(ws: Path, tmp_path: Path, live_processes) -> None:
+    marker = f"marker-{uuid.uuid4().hex}"
+    proc = server(ws, tmp_path, [sys.executable, "-c", DAEMON, marker, "300"], 600)
+    try:
+        assert wait_until(lambda: live_processes(f"{marker}-sleeper") != []), "the run did not start"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=30)
+    assert wait_until(lambda: live_processes(marker) == []), live_processes(marker)
