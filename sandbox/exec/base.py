@@ -15,6 +15,7 @@ import shutil
 import signal
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -235,12 +236,73 @@ def scratch_root(configured: Path | None, backend: str) -> Path:
 
 @contextlib.contextmanager
 def fresh_scratch(root: Path) -> Iterator[Path]:
-    """A new private directory under `root`, removed with everything in it on exit."""
-    path = Path(tempfile.mkdtemp(prefix="run-", dir=root))
+    """A new private directory under `root`, removed with everything in it on exit.
+
+    Its name carries this process's `owner_tag`, so that the scratch dirs of a server that died mid-run (killed,
+    out of memory) are swept by the next run (`sweep_scratch`) and never those of a live one.
+    """
+    sweep_scratch(root)
+    path = Path(tempfile.mkdtemp(prefix=f"run-{owner_tag()}-", dir=root))
     try:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+#: `run-<pid>.<pid namespace>-...`: a scratch dir (the cgroups use the same tag).
+_TAGGED_RUN = re.compile(r"run-(\d+\.\d+)-")
+#: A scratch dir from before the tag (`run-XXXXXXXX`) is swept only once it is this old.
+UNTAGGED_MAX_AGE_S = 24 * 3600
+
+
+def owner_tag() -> str:
+    """`<pid>.<pid namespace inode>` of this process: names what it leaves on disk, for `owner_gone`."""
+    return f"{os.getpid()}.{_pid_namespace()}"
+
+
+def owner_gone(tag: str) -> bool:
+    """Whether the process that made something tagged `tag` has surely exited: only a process of this pid
+    namespace can be judged (another namespace's pid means nothing here), and a live pid counts as the owner."""
+    pid, _, namespace = tag.partition(".")
+    if not pid.isdigit() or namespace != str(_pid_namespace()):
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def sweep_scratch(root: Path) -> int:
+    """Remove the scratch dirs under `root` whose server is gone; returns how many."""
+    removed = 0
+    with contextlib.suppress(OSError):
+        for entry in root.iterdir():
+            match = _TAGGED_RUN.match(entry.name)
+            if match:
+                stale = owner_gone(match.group(1))
+            else:
+                stale = entry.name.startswith("run-") and _age_s(entry) > UNTAGGED_MAX_AGE_S
+            if stale and entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+                removed += 1
+    return removed
+
+
+def _age_s(path: Path) -> float:
+    try:
+        return time.time() - path.lstat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _pid_namespace() -> int:
+    try:
+        return os.stat("/proc/self/ns/pid").st_ino
+    except OSError:
+        return 0
 
 
 def shell_exit_code(returncode: int) -> int:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import threading
 import time
 import uuid
 from pathlib import Path
+
+from sandbox.exec.base import owner_gone, owner_tag
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -31,7 +34,8 @@ class PidsCgroup:
         parent = _parent_dir(root)
         if parent is None:
             return None
-        path = parent / f"skillbank-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        sweep(parent)
+        path = parent / f"skillbank-{owner_tag()}-{uuid.uuid4().hex[:8]}"
         try:
             path.mkdir()
         except OSError:
@@ -85,6 +89,31 @@ class PidsCgroup:
                     return
                 self.kill_all(timeout=0.5)
                 pause.wait(0.01)
+
+
+#: `skillbank-<pid>.<pid namespace>-<hex>`; before the tag it was `skillbank-<pid>-<hex>`.
+_TAGGED = re.compile(r"skillbank-(\d+\.\d+)-[0-9a-f]{8}")
+_UNTAGGED = re.compile(r"skillbank-(\d+)-[0-9a-f]{8}")
+
+
+def sweep(parent: Path) -> int:
+    """Remove the cgroups under `parent` left by servers that died mid-run; returns how many.
+
+    One whose owner surely exited (`owner_gone`) has its processes killed first (a dead server's tests); an
+    untagged one, from before the tag, is removed only when it is empty and its pid is gone.
+    """
+    removed = 0
+    with contextlib.suppress(OSError):
+        for entry in parent.iterdir():
+            tagged, untagged = _TAGGED.fullmatch(entry.name), _UNTAGGED.fullmatch(entry.name)
+            if tagged and owner_gone(tagged.group(1)):
+                PidsCgroup(entry).kill_all(timeout=1.0)
+            elif not (untagged and owner_gone(f"{untagged.group(1)}.{owner_tag().partition('.')[2]}")):
+                continue
+            with contextlib.suppress(OSError):
+                entry.rmdir()
+                removed += 1
+    return removed
 
 
 def _own_cgroup(controller: str | None) -> str | None:
