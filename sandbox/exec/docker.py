@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from sandbox.errors import BackendUnavailable
+from sandbox.errors import BackendUnavailable, SandboxConfigError
 from sandbox.exec.base import (
     DEFAULT_PATH,
     Cancel,
@@ -38,6 +38,7 @@ from sandbox.exec.base import (
 )
 from sandbox.exec.docker_engine import CONTAINER_LABEL, STATE_LABEL, make_client
 from sandbox.exec.image import DEFAULT_IMAGE, system_mounts
+from sandbox.exec.view import git_dirs_inside, needs_placeholder, remove_placeholder
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -145,6 +146,8 @@ class DockerSandbox:
             if found is not None:
                 self.discard()
             self.state.mkdir(parents=True, exist_ok=True, mode=0o700)
+            if not os.path.lexists(self.workspace / ".git"):  # the engine makes the mount point: ours to remove
+                self._placeholder_marker.touch()
             try:
                 spec["labels"][_SPEC_LABEL] = spec_hash
                 return self.client.containers.run(**spec)
@@ -164,6 +167,15 @@ class DockerSandbox:
         self._container = None
         with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
             self.client.api.remove_container(self.container_name, force=True)
+        if self._placeholder_marker.exists():
+            with contextlib.suppress(SandboxConfigError):
+                remove_placeholder(self.workspace, scratch_root(None, "local"))
+            self._placeholder_marker.unlink(missing_ok=True)
+
+    @property
+    def _placeholder_marker(self) -> Path:
+        """Beside the state dir, not in it: the keeper stays up while the state dir is not empty."""
+        return self.state.parent / f"{self.container_name}.git-placeholder"
 
     def _spec(self) -> dict[str, Any]:
         import docker
@@ -171,12 +183,17 @@ class DockerSandbox:
         cfg = self.config
         volumes = {str(p): {"bind": str(p), "mode": "ro"} for p in self._ro_mounts()}
         volumes[str(self.workspace)] = {"bind": str(self.workspace), "mode": "rw"}
-        git_dir = self.workspace / ".git"
-        if git_dir.is_dir() and not git_dir.is_symlink():
-            # Host git reads this repo's config later: the tests must not plant a filter the host would run.
-            volumes[str(git_dir)] = {"bind": str(git_dir), "mode": "ro"}
         volumes[str(self.state)] = {"bind": str(self.state), "mode": "rw"}
         tmpfs = {"/tmp": f"rw,nosuid,nodev,size={cfg.tmpfs_mb}m,mode=1777"}
+        # Host git reads this repo later (the syntax reward): the tests must not plant a filter there, nor create
+        # or redirect `.git`. Whatever it is it is read-only; where there is none an empty read-only tmpfs is.
+        git = self.workspace / ".git"
+        if needs_placeholder(git):
+            tmpfs[str(git)] = "ro,nosuid,nodev,size=4k,mode=0555"
+        elif not git.is_symlink():
+            volumes[str(git)] = {"bind": str(git), "mode": "ro"}
+        for path in git_dirs_inside(self.workspace):
+            volumes[str(path)] = {"bind": str(path), "mode": "ro"}
         for path in self.hidden:  # inside a mount (the workspace, say): covered by an empty read-only tmpfs
             if path.is_dir() and path_is_under(path, [Path(v) for v in volumes]):
                 tmpfs[str(path)] = "ro,nosuid,nodev,size=4k,mode=0555"

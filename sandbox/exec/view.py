@@ -93,7 +93,7 @@ def socket_masks(
 def git_args(workspace: Path) -> list[str]:
     """bwrap args that leave the workspace's `.git` read-only whatever it is (dir, `gitdir:` file, link, none)."""
     git = workspace / ".git"
-    if _needs_placeholder(git):
+    if needs_placeholder(git):
         return ["--perms", "0555", "--tmpfs", str(git), "--remount-ro", str(git)]
     args: list[str] = []
     if not git.is_symlink():
@@ -122,8 +122,9 @@ def git_dirs_inside(workspace: Path) -> list[Path]:
     return [t for t in dict.fromkeys(targets) if t.is_dir() and t != root and t.is_relative_to(root)]
 
 
-def _needs_placeholder(git: Path) -> bool:
-    """No `.git`, or an empty real dir (the mount point a run before left or is using)."""
+def needs_placeholder(git: Path) -> bool:
+    """No `.git`, or an empty real dir (the mount point a run before left or is using): an empty read-only
+    mount goes there."""
     if not os.path.lexists(git):
         return True
     if git.is_symlink() or not git.is_dir():
@@ -137,23 +138,62 @@ def _needs_placeholder(git: Path) -> bool:
 def git_guard(workspace: Path, lock_dir: Path) -> Iterator[list[str]]:
     """`git_args` for one run; afterwards an empty `.git` mount point that a run made is removed by the last
     run using it (a shared lock per workspace in `lock_dir`, so a concurrent run's mount is never torn off)."""
-    key = hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
-    marker = lock_dir / f"git-{key}.placeholder"
+    lock = _git_lock(workspace, lock_dir)
+    marker = lock.with_suffix(".placeholder")
     git = workspace / ".git"
-    fd = os.open(lock_dir / f"git-{key}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    fd = _flock(lock, fcntl.LOCK_SH)
     ours = False
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        ours = not os.path.lexists(git) or (_needs_placeholder(git) and marker.exists())
+        ours = not os.path.lexists(git) or (needs_placeholder(git) and marker.exists())
         if ours:
             marker.touch()
         yield git_args(workspace)
     finally:
-        if ours:
-            with contextlib.suppress(BlockingIOError):
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with contextlib.suppress(BlockingIOError):
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the last run on this workspace: tidy up
+            if ours:
                 with contextlib.suppress(OSError):
                     if not git.is_symlink() and git.is_dir() and not any(git.iterdir()):
                         git.rmdir()
                 marker.unlink(missing_ok=True)
+            lock.unlink(missing_ok=True)
+        os.close(fd)
+
+
+def remove_placeholder(workspace: Path, lock_dir: Path) -> bool:
+    """Remove an empty `<workspace>/.git` mount point (a Docker container's) unless a local run is using it."""
+    lock = _git_lock(workspace, lock_dir)
+    fd = _flock(lock, fcntl.LOCK_SH)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return False
+    try:
+        git = workspace / ".git"
+        if git.is_symlink() or not git.is_dir() or any(git.iterdir()):
+            return False
+        git.rmdir()
+        return True
+    except OSError:
+        return False
+    finally:
+        lock.unlink(missing_ok=True)
+        os.close(fd)
+
+
+def _git_lock(workspace: Path, lock_dir: Path) -> Path:
+    return lock_dir / f"git-{hashlib.sha256(str(workspace).encode()).hexdigest()[:16]}.lock"
+
+
+def _flock(path: Path, operation: int) -> int:
+    """An fd of `path` locked with `operation`, retried when the file was removed (by the last holder) meanwhile,
+    so that every holder locks the same file."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        fcntl.flock(fd, operation)
+        with contextlib.suppress(FileNotFoundError):
+            held, current = os.fstat(fd), os.stat(path)
+            if (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
+                return fd
         os.close(fd)

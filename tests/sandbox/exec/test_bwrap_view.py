@@ -206,6 +206,7 @@ def test_the_git_mount_point_stays_while_another_run_uses_it(ws: Path, tmp_path:
         assert (ws / ".git").is_dir()  # the second run still has its mount there
         second.__exit__(None, None, None)
     assert not os.path.lexists(ws / ".git")
+    assert list(locks.iterdir()) == []  # nor are its lock and marker files left
 
 
 def test_an_empty_git_dir_the_user_made_is_left_alone(ws: Path, tmp_path: Path) -> None:
