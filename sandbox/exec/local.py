@@ -18,12 +18,10 @@ environment or write to its MCP connection through /proc.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
@@ -45,7 +43,7 @@ from sandbox.exec.base import (
 )
 from sandbox.exec.cgroup import PidsCgroup
 from sandbox.exec.pump import pump_process
-from sandbox.exec.shim import SHIM, make_undumpable, read_report
+from sandbox.exec.shim import make_undumpable, read_report, shim_args
 from sandbox.exec.view import MAX_SOCKET_MASKS, git_guard, host_sockets, runtime_args, runtime_dirs, socket_masks
 
 UNFENCED_WARNING = "files outside the workspace are not protected (no bubblewrap)"
@@ -169,18 +167,12 @@ class LocalSandbox:
         cancel: Cancel | None = None,
     ) -> ExecResult:
         report_read, report_write = os.pipe()
-        spec = {
-            "rlimits": self._rlimits(timeout),
-            "cgroup": str(group.procs_file) if group else None,
-            "argv": argv,
-            "report": report_write,
-            "parent": os.getpid(),
-        }
+        shim = shim_args(report_write, self._rlimits(timeout), group.procs_file if group else None, argv)
         out, err = TailBuffer(self.config.max_output_bytes), TailBuffer(self.config.max_output_bytes)
         start = time.monotonic()
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", SHIM, json.dumps(spec)],
+                shim,
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,

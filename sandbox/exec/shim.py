@@ -1,7 +1,8 @@
 """The process between the server and a local command: it sets the limits, watches the command's whole tree and
 kills what is left of it, and holds nothing a test could use.
 
-It runs as `python -I -S -c SHIM SPEC` in its own session. It makes itself a child subreaper, so a process the
+It runs as `python -I -S -c SHIM ARGS...` (`shim_args`) in its own session, importing as little as it can (it
+starts for every run). It makes itself a child subreaper, so a process the
 tests start that double-forks and calls `setsid` (a daemon) is reparented to it rather than to init: when the
 command ends, every process still below the shim is killed and counted, with or without a pids cgroup. It is
 not dumpable (a same-uid test cannot open its `/proc/PID/fd` or ptrace it), and it reports on a pipe that the
@@ -14,17 +15,18 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 import os
+import sys
+from pathlib import Path
 
 from pydantic import BaseModel
 
 PR_SET_DUMPABLE = 4
 
 SHIM = r"""
-import ctypes, json, os, resource, signal, sys
-spec = json.loads(sys.argv[1])
-report, me = spec["report"], os.getpid()
+import ctypes, os, resource, signal, sys
+report, parent, cgroup, rlimits, argv = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
+me = os.getpid()
 os.set_inheritable(report, False)
 try:
     _prctl = ctypes.CDLL(None, use_errno=True).prctl
@@ -35,15 +37,15 @@ def prctl(option, value):
 prctl(4, 0)  # PR_SET_DUMPABLE: same-uid processes cannot open /proc/<shim>/fd or ptrace it
 tracked = prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans of the tree come back to the shim
 prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: the server died -> clean up
-if os.getppid() != spec["parent"]:
+if os.getppid() != parent:
     os._exit(137)
-for name, value in spec["rlimits"].items():
-    res = getattr(resource, name)
+for name, value in (item.split("=") for item in rlimits.split(",") if item):
+    res, value = getattr(resource, name), int(value)
     hard = resource.getrlimit(res)[1]
     value = value if hard == resource.RLIM_INFINITY else min(value, hard)
     resource.setrlimit(res, (value, value))
-if spec["cgroup"]:
-    with open(spec["cgroup"], "w") as f:
+if cgroup:
+    with open(cgroup, "w") as f:
         f.write(str(me))
 
 def children():
@@ -90,7 +92,7 @@ def kill_tree():
 
 def finish(code, leftovers):
     try:
-        os.write(report, json.dumps({"leftovers": leftovers, "tracked": tracked}).encode())
+        os.write(report, f"{leftovers} {int(tracked)}".encode())
     except OSError:
         pass
     os._exit(code)
@@ -105,9 +107,9 @@ if pid == 0:
         prctl(1, signal.SIGKILL)
         if os.getppid() != me:
             os._exit(137)
-        os.execvp(spec["argv"][0], spec["argv"])
+        os.execvp(argv[0], argv)
     except OSError as exc:
-        sys.stderr.write(f"skillbank sandbox: cannot run {spec['argv'][0]!r}: {exc}\n")
+        sys.stderr.write(f"skillbank sandbox: cannot run {argv[0]!r}: {exc}\n")
     finally:
         os._exit(127)
 while True:
@@ -131,6 +133,12 @@ class ShimReport(BaseModel):
     """The shim was a child subreaper: processes that left the process group were found too."""
 
 
+def shim_args(report_fd: int, rlimits: dict[str, int], cgroup: Path | None, argv: list[str]) -> list[str]:
+    """The shim's command line: it reports on `report_fd`, applies `rlimits`, joins `cgroup`, then runs `argv`."""
+    limits = ",".join(f"{name}={value}" for name, value in rlimits.items())
+    return [sys.executable, "-I", "-S", "-c", SHIM, str(report_fd), str(os.getpid()), str(cgroup or ""), limits, *argv]
+
+
 def read_report(fd: int) -> ShimReport | None:
     """The shim's report from the read end of its pipe (after it exited); None when it died without one."""
     chunks: list[bytes] = []
@@ -138,10 +146,10 @@ def read_report(fd: int) -> ShimReport | None:
         os.set_blocking(fd, False)
         while chunk := os.read(fd, 4096):
             chunks.append(chunk)
-    try:
-        return ShimReport.model_validate(json.loads(b"".join(chunks)))
-    except ValueError:
+    leftovers, _, tracked = b"".join(chunks).decode(errors="replace").partition(" ")
+    if not leftovers.isdigit() or tracked not in ("0", "1"):
         return None
+    return ShimReport(leftovers=int(leftovers), tracked=tracked == "1")
 
 
 def make_undumpable() -> bool:
