@@ -13,6 +13,7 @@ This module imports no heavy library (numpy arrays are only handed in).
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -29,7 +30,11 @@ from skills_store.search.filters import Filters, facet_tokens
 if TYPE_CHECKING:
     import numpy as np
 
+log = logging.getLogger(__name__)
+
 SCHEMA_VERSION = "2"
+BUSY_TIMEOUT_S = 30.0
+"""How long a write waits for another process's write before it fails as busy."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,10 +53,23 @@ CREATE TABLE IF NOT EXISTS skills (
 CREATE INDEX IF NOT EXISTS skills_language ON skills(language);
 CREATE INDEX IF NOT EXISTS skills_repo ON skills(repo);
 CREATE TABLE IF NOT EXISTS skill_tags (tag TEXT NOT NULL, rid INTEGER NOT NULL, PRIMARY KEY (tag, rid)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS skill_tags_rid ON skill_tags(rid);
 CREATE VIRTUAL TABLE IF NOT EXISTS skills_fts USING fts5(
     title, pattern, strategy, tags, facets, tokenize = "porter unicode61 tokenchars '_'"
 );
 """
+
+
+#: Tables and indexes a current catalog has (an older one gets the missing indexes on open).
+_NAMES = {"meta", "skills", "skills_language", "skills_repo", "skill_tags", "skill_tags_rid", "skills_fts"}
+
+
+def is_busy(error: sqlite3.Error) -> bool:
+    """Another connection holds the database (SQLITE_BUSY or SQLITE_LOCKED): a wait, not corruption."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(error) or "busy" in str(error)
 
 
 def _now() -> str:
@@ -61,17 +79,27 @@ def _now() -> str:
 class Catalog:
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
         self.path = path
+        self._uses: dict[str, tuple[int, str]] = {}
+        """Uses counted while another process held the write lock: (count, last time), written by a later call."""
         try:
             if readonly:
                 self._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, timeout=5)
             else:
-                with creating(path.parent):  # another process may be creating this file right now
-                    self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30, isolation_level=None)
-                    self._db.execute("PRAGMA journal_mode=WAL")
-                    self._db.execute("PRAGMA synchronous=NORMAL")
-                    self._migrate()
+                self._db = sqlite3.connect(
+                    str(path), check_same_thread=False, timeout=BUSY_TIMEOUT_S, isolation_level=None
+                )
+                self._db.execute("PRAGMA synchronous=NORMAL")  # per connection; WAL is kept in the file
+                if not self._current():
+                    with creating(path.parent):  # another process may be creating this file right now
+                        self._migrate()
             version = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         except sqlite3.Error as exc:
+            if is_busy(exc):
+                raise ConfigError(
+                    f"the skill catalog {path} is busy: another skillbank process has been writing it for over "
+                    f"{BUSY_TIMEOUT_S:g} s ({exc}); the catalog is fine: retry once that process (an import, a reindex)"
+                    " is done"
+                ) from exc
             raise ConfigError(
                 f"the skill catalog {path} is unreadable or corrupt ({exc}); move it away and run "
                 "`skillbank skills reindex` to rebuild it from the Chroma store"
@@ -80,8 +108,26 @@ class Catalog:
             raise ConfigError(f"the skill catalog {path} has schema {version!r}, expected {SCHEMA_VERSION}")
         self._lock = threading.RLock()
 
+    def _current(self) -> bool:
+        """The catalog is in WAL mode with this schema and every index: open it without writing anything.
+
+        An open that wrote would wait for (and, after 30 s, fail on) another process's long write: a reindex.
+        """
+        if self._db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            return False
+        try:
+            row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        except sqlite3.OperationalError as exc:
+            if is_busy(exc):
+                raise
+            return False  # no meta table yet: a new catalog
+        names = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master")}
+        return row is not None and row[0] == SCHEMA_VERSION and names >= _NAMES
+
     def _migrate(self) -> None:
-        """Create the schema; a catalog of another schema version is emptied (it is rebuilt from Chroma)."""
+        """Create the schema and any index an older catalog lacks (`skill_tags_rid`); a catalog of another schema
+        version is emptied (it is rebuilt from Chroma)."""
+        self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         row = self._db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         if row is not None and row[0] != SCHEMA_VERSION:
@@ -89,11 +135,22 @@ class Catalog:
                 "DROP TABLE IF EXISTS skills_fts; DROP TABLE IF EXISTS skill_tags; DROP TABLE IF EXISTS skills;"
             )
         self._db.executescript(_SCHEMA)
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+        if row is None or row[0] != SCHEMA_VERSION:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            try:
+                if self._uses:
+                    self.flush_uses()
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+                log.warning(
+                    "%d skills' use counts were not written: %s stayed busy (%s)", len(self._uses), self.path, exc
+                )
+            finally:
+                self._db.close()
 
     def __enter__(self) -> Catalog:
         return self
@@ -115,16 +172,20 @@ class Catalog:
 
     # -- writes -------------------------------------------------------------------------------------------
     def _bump_generation(self) -> None:
-        """Every write transaction changes the generation, so other readers know their caches are stale."""
+        """Every write transaction changes the generation, so other readers know their caches are stale; and it
+        completes the write `pending` was set for (see `record_sync`), so the marker goes in the same commit."""
         self._db.execute(
             "INSERT INTO meta VALUES ('generation', '1')"
             " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
         )
+        self._db.execute("DELETE FROM meta WHERE key = 'pending'")
 
-    def upsert(self, skills: Sequence[Skill], embeddings: np.ndarray | None) -> None:
+    def upsert(self, skills: Sequence[Skill], embeddings: np.ndarray | None, *, remove: Sequence[str] = ()) -> None:
+        """Write skills (and their vectors; None keeps the stored ones), and delete `remove`, in one transaction."""
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
+                self._remove(remove)
                 for i, skill in enumerate(skills):
                     blob = None if embeddings is None else embeddings[i].astype("<f4").tobytes()
                     row = self._db.execute("SELECT rid FROM skills WHERE skill_id = ?", (skill.skill_id,)).fetchone()
@@ -177,14 +238,7 @@ class Catalog:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                removed = 0
-                for sid in skill_ids:
-                    row = self._db.execute("SELECT rid FROM skills WHERE skill_id = ?", (sid,)).fetchone()
-                    if row:
-                        self._db.execute("DELETE FROM skill_tags WHERE rid = ?", row)
-                        self._db.execute("DELETE FROM skills_fts WHERE rowid = ?", row)
-                        self._db.execute("DELETE FROM skills WHERE rid = ?", row)
-                        removed += 1
+                removed = self._remove(skill_ids)
                 self._bump_generation()
                 self._db.execute("COMMIT")
             except BaseException:
@@ -192,15 +246,62 @@ class Catalog:
                 raise
         return removed
 
-    def record_uses(self, skill_ids: Sequence[str]) -> None:
-        """Count one use of each skill (it was returned to an agent)."""
+    def _remove(self, skill_ids: Sequence[str]) -> int:
+        removed = 0
+        for sid in skill_ids:
+            row = self._db.execute("SELECT rid FROM skills WHERE skill_id = ?", (sid,)).fetchone()
+            if row:
+                self._db.execute("DELETE FROM skill_tags WHERE rid = ?", row)
+                self._db.execute("DELETE FROM skills_fts WHERE rowid = ?", row)
+                self._db.execute("DELETE FROM skills WHERE rid = ?", row)
+                removed += 1
+        return removed
+
+    def record_uses(self, skill_ids: Sequence[str], *, wait: bool = False) -> None:
+        """Count one use of each skill (it was returned to an agent).
+
+        On the search path: when another process holds the write lock (a long import or reindex), the counts are
+        kept here and written by a later call instead of blocking the search; `wait=True` (`flush_uses`, close)
+        waits for the lock as every other write does.
+        """
         now = _now()
         with self._lock:
-            self._db.executemany(
-                "UPDATE skills SET uses = uses + 1, last_used_at = ?,"
-                " data = json_set(data, '$.uses', uses + 1) WHERE skill_id = ?",
-                [(now, sid) for sid in skill_ids],
-            )
+            for sid in skill_ids:
+                self._uses[sid] = (self._uses.get(sid, (0, now))[0] + 1, now)
+            if not self._uses:
+                return
+            pending = [(n, last, n, sid) for sid, (n, last) in self._uses.items()]
+            if not wait:
+                self._db.execute("PRAGMA busy_timeout = 50")
+            try:
+                self._db.execute("BEGIN IMMEDIATE")  # all or none: a busy lock fails here, before any update
+            except sqlite3.OperationalError as exc:
+                if wait or not is_busy(exc):
+                    raise
+                return  # counted later
+            finally:
+                if not wait:
+                    self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+            try:
+                self._db.executemany(
+                    "UPDATE skills SET uses = uses + ?, last_used_at = ?,"
+                    " data = json_set(data, '$.uses', uses + ?) WHERE skill_id = ?",
+                    pending,
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._uses.clear()
+
+    def flush_uses(self) -> None:
+        """Write the use counts `record_uses` kept back (waiting for another process's write if need be)."""
+        self.record_uses([], wait=True)
+
+    @property
+    def pending_uses(self) -> int:
+        """Skills whose counted uses are not written yet (another process held the write lock)."""
+        return len(self._uses)
 
     # -- reads --------------------------------------------------------------------------------------------
     def rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
