@@ -6,12 +6,15 @@ catalog, so a search during an import sees each skill whole, old or new.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from skills_store.catalog import Catalog
 from skills_store.datadir import check_data_dir
@@ -19,6 +22,7 @@ from skills_store.errors import InvalidInput, NotFound
 from skills_store.locks import ReadWriteLock, WriterLock
 from skills_store.models import Skill, SkillStatus, utcnow
 from skills_store.protocols import Embedder, SkillStore
+from skills_store.rebase import rebase
 from skills_store.record_sync import RecordSync, writer_id
 from skills_store.search.engine import SearchConfig, SkillSearch
 from skills_store.search.filters import Filters, validate_filters
@@ -131,14 +135,25 @@ class SkillBank:
 
     def flush(self) -> None:
         """Write use counters that changed since the last flush back to Chroma."""
+        self.catalog.record_uses([])  # the counts the catalog kept while it was busy, if it is free now
         with self._writers.thread_lock:
             dirty, self._dirty = sorted(self._dirty), set()
         if dirty:
             with self._writers.exclusive():
                 self.store.update_metadata(self.catalog.get(dirty))
 
-    # -- writes -------------------------------------------------------------------------------------------
-    def upsert(self, skills: Sequence[Skill]) -> None:
+    # -- writes: each is rebased under the writers' lock onto what is stored then (see `rebase`) ----------------
+    def writing(self) -> AbstractContextManager[None]:
+        """Hold the writers' lock (re-entrant) across a read and the writes that depend on it (`dedupe_bank`)."""
+        return self._writers.exclusive()
+
+    def upsert(self, skills: Sequence[Skill], *, base: Mapping[str, Skill] | None = None) -> None:
+        """Write skills (new or replacing stored ones), embedding them first, outside the writers' lock.
+
+        `base`: the stored copies the caller read (and changed) before the call; each skill is rebased onto the
+        copy stored at write time, so an outcome, a use or an approval recorded meanwhile is kept, and a skill
+        deleted meanwhile is not written back. Without it the skills are written as they are.
+        """
         if not skills:
             return
         skills = [self._redacted(s) for s in skills]
@@ -146,10 +161,29 @@ class SkillBank:
         if len(set(ids)) != len(ids):
             dupes = sorted({i for i in ids if ids.count(i) > 1})
             raise InvalidInput(f"duplicate skill ids in one upsert: {', '.join(dupes)}")
-        vectors = self.embedder.embed([s.document() for s in skills])
+        docs = {s.skill_id: s.document() for s in skills}
+        embedded = dict(zip(ids, self.embedder.embed(list(docs.values())), strict=True))
         with self._writers.exclusive():
-            self.store.upsert(skills, vectors)
-            self.catalog.upsert(skills, vectors)
+            if base:
+                skills = self._rebased(skills, base)
+            redo = [s for s in skills if s.document() != docs[s.skill_id]]
+            if redo:  # text changed by another writer meanwhile and kept: embed what is written
+                vectors = self.embedder.embed([s.document() for s in redo])
+                embedded.update(zip([s.skill_id for s in redo], vectors, strict=True))
+            if skills:
+                self.record.write(skills, np.stack([embedded[s.skill_id] for s in skills]))
+
+    def _rebased(self, skills: Sequence[Skill], base: Mapping[str, Skill]) -> list[Skill]:
+        """Under the writers' lock: `skills` rebased onto the stored copies (those read in `base`)."""
+        stored = {s.skill_id: s for s in self.catalog.get([s.skill_id for s in skills if s.skill_id in base])}
+        out = []
+        for skill in skills:
+            was = base.get(skill.skill_id)
+            if was is None:
+                out.append(skill)
+            elif skill.skill_id in stored:
+                out.append(rebase(skill, was, stored[skill.skill_id]))
+        return out
 
     def _redacted(self, skill: Skill) -> Skill:
         if self.redactor is None:
@@ -159,22 +193,47 @@ class SkillBank:
             return skill
         return skill.model_copy(update=fields)
 
-    def update(self, skills: Sequence[Skill]) -> None:
-        """Rewrite existing skills; re-embed only those whose searchable text changed."""
+    def update(self, skills: Sequence[Skill], *, base: Mapping[str, Skill] | None = None) -> None:
+        """Rewrite existing skills; re-embed only those whose searchable text changed.
+
+        `base` as in `upsert`; by default the copies stored when the call starts (the caller read no earlier).
+        """
         current = {s.skill_id: s for s in self.catalog.get([s.skill_id for s in skills])}
         missing = [s.skill_id for s in skills if s.skill_id not in current]
         if missing:
             raise NotFound(f"no such skill(s): {', '.join(missing)}")
+        base = {**current, **(base or {})}
         changed_text = [s for s in skills if s.document() != current[s.skill_id].document()]
         same_text = [s for s in skills if s.document() == current[s.skill_id].document()]
         for s in skills:
             s.updated_at = utcnow()
         if changed_text:
-            self.upsert(changed_text)
+            self.upsert(changed_text, base=base)
         if same_text:
             with self._writers.exclusive():
-                self.store.update_metadata(same_text)
-                self.catalog.upsert(same_text, None)
+                rebased = self._rebased(same_text, base)
+                stored = {s.skill_id: s.document() for s in self.catalog.get([s.skill_id for s in rebased])}
+                moved = {s.skill_id for s in rebased if s.document() != stored.get(s.skill_id)}
+                self.record.write([s for s in rebased if s.skill_id not in moved], None)
+                # Their text was changed meanwhile and kept: the stored vector is of another text.
+                self.upsert([s for s in rebased if s.skill_id in moved])
+
+    def merge_pair(self, survivor: Skill, gone: str) -> None:
+        """Write `survivor` (a stored skill, changed: a merge) and delete `gone` as one write, which lands whole or
+        not at all (see `record_sync`): an interrupted dedupe never leaves the merged survivor next to its copy.
+
+        The caller holds `writing()` and read both skills under it.
+        """
+        with self._writers.exclusive():
+            survivor = self._redacted(survivor)
+            survivor.updated_at = utcnow()
+            current = self.catalog.get([survivor.skill_id])
+            if not current:
+                raise NotFound(f"no such skill: {survivor.skill_id}")
+            same = current[0].document() == survivor.document()
+            vectors = None if same else self.embedder.embed([survivor.document()])
+            self.record.write([survivor], vectors, remove=[gone])
+            self._dirty.discard(gone)
 
     def rename_repos(self, renames: dict[str, str]) -> int:
         """Give skills whose `repo` is a key of `renames` the new value (a repo identity stored in an older form,
@@ -193,6 +252,7 @@ class SkillBank:
 
     def delete(self, skill_ids: Sequence[str]) -> int:
         with self._writers.exclusive():
+            self.record.pending(list(skill_ids))
             self.store.delete(skill_ids)
             self._dirty.difference_update(skill_ids)
             return self.catalog.delete(skill_ids)
@@ -200,10 +260,11 @@ class SkillBank:
     # -- review: candidates are served by nothing until approved ---------------------------------------------
     def approve(self, skill_id: str) -> Skill:
         """Make a candidate skill active (searchable); an active one is returned unchanged."""
-        skill = self.get(skill_id)
-        if skill.status != "active":
-            skill.status = "active"
-            self.update([skill])
+        with self._writers.exclusive():
+            skill = self.get(skill_id)
+            if skill.status != "active":
+                skill.status = "active"
+                self.update([skill])
         return skill
 
     def reject(self, skill_id: str) -> Skill:

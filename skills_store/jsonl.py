@@ -114,9 +114,13 @@ def dump_skills(skills: Iterable[Skill]) -> str:
 
 
 def import_records(bank: SkillBank, records: list[dict[str, Any]]) -> tuple[int, int]:
-    """Upsert validated records by `skill_id`; returns (added, updated)."""
+    """Upsert validated records by `skill_id`; returns (added, updated).
+
+    The stored copies read here are handed to the upsert as its `base`: what another process records while the
+    import embeds (an outcome, an approval, uses) is kept for the fields the line leaves out or does not change.
+    """
     existing = {s.skill_id: s for s in bank.catalog.get([r["skill_id"] for r in records])}
     skills = [merge_record(existing.get(r["skill_id"]), r) for r in records]
-    bank.upsert(skills)
+    bank.upsert(skills, base=existing)
     updated = sum(1 for r in records if r["skill_id"] in existing)
     return len(records) - updated, updated

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 if TYPE_CHECKING:
     from skills_store.catalog import Catalog
@@ -87,6 +87,35 @@ class WriterLock:
                     self._seen_generation = self.catalog.get_meta("generation")
             finally:
                 self._depth -= 1
+
+    @contextmanager
+    def exclusive_if_free(self) -> Iterator[bool]:
+        """`exclusive()` when no other process is writing (yields True), else nothing (False), without waiting.
+
+        For work that is needed only when a writer died mid-write: a live writer finishes its own write.
+        """
+        with self.thread_lock:
+            if self._depth:
+                with self.exclusive():
+                    yield True
+                return
+            try:
+                self._file_lock.acquire(timeout=0)
+            except Timeout:
+                yield False
+                return
+            try:
+                with self.exclusive():
+                    yield True
+            finally:
+                self._file_lock.release()
+
+    def reopen(self) -> None:
+        """Reopen Chroma now (a writer died after writing to it without a new generation: `restore_pending`)."""
+        with self.thread_lock:
+            with self.queries.write():
+                self.store.reopen()
+            self._seen_generation = self.catalog.get_meta("generation")
 
     def refresh_if_stale(self) -> None:
         """Another process wrote skills: reopen Chroma so this process's vector index sees them.

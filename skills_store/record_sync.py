@@ -1,9 +1,14 @@
 """Keeping the catalog in line with the record: Chroma holds every skill and vector, the catalog a copy of both.
 
-The catalog (`catalog.db`) can always be rebuilt from Chroma, so after a crash between the two writes, or after
-another skillbank wrote to a shared Chroma server, the catalog is re-read from it (`sync`). The vectors must come
-from one embedder: a bank opened with another one is refused until every skill is embedded again (`reembed`),
-which an interrupted run resumes on the next open.
+Every write is two writes, Chroma's (in batches of 1000) and then the catalog's (one transaction). Before the first,
+the writer stores the ids it is about to write (`pending`, under the writers' lock); the catalog's commit clears
+them in the same transaction. A marker found on open by a process that gets the writers' lock (so no writer is
+running) is a write that died between the two: the catalog wins, since it holds what last committed, and those ids
+are put back into Chroma from it (`restore_pending`): a killed import leaves neither half of itself, an outcome
+killed before its catalog commit is not counted. Without a marker, a catalog whose count disagrees with Chroma
+(another writer on a shared server, a store copied in) is re-read from it (`sync`, `rebuild_catalog`). The vectors
+must come from one embedder: a bank opened with another one is refused until every skill is embedded again
+(`reembed`), which an interrupted run resumes on the next open.
 
 Instances sharing one Chroma server (`SKILLBANK_CHROMA_URL`) each keep their own catalog. A write by another
 instance changes that instance's marker token (see `chroma_store`); `catch_up` compares the tokens with those this
@@ -18,12 +23,14 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from skills_store.catalog import Catalog
 from skills_store.errors import ConfigError
+from skills_store.models import Skill
 
 if TYPE_CHECKING:
     from skills_store.locks import WriterLock
@@ -80,21 +87,87 @@ class RecordSync:
     def reembed(self, batch: int = 512) -> int:
         """Embed every skill again with this bank's embedder, into a fresh Chroma collection.
 
-        The catalog keeps every skill meanwhile; an interrupted run resumes on the next open.
+        The catalog keeps every skill meanwhile; an interrupted run resumes on the next open. Each batch is read
+        again under the writers' lock before it is written, so an outcome, an edit or a delete made meanwhile by
+        another process is kept (an edited text is embedded again there).
         """
         ids = self.catalog.iter_ids()
         with self.writers.exclusive():
             self.catalog.set_meta("reembedding", "1")
             self.store.recreate()
+            self.catalog.set_meta("pending", "")  # the collection is rebuilt from the catalog: nothing to restore
         for start in range(0, len(ids), batch):
-            skills = self.catalog.get(ids[start : start + batch])
-            vectors = self.embedder.embed([s.document() for s in skills])
+            read = self.catalog.get(ids[start : start + batch])
+            vectors = self.embedder.embed([s.document() for s in read])
             with self.writers.exclusive():
-                self.store.upsert(skills, vectors)
-                self.catalog.upsert(skills, vectors)
+                skills = self.catalog.get([s.skill_id for s in read])  # deleted meanwhile: not written back
+                embedded = {s.skill_id: (s.document(), v) for s, v in zip(read, vectors, strict=True)}
+                redo = [s for s in skills if embedded[s.skill_id][0] != s.document()]
+                again = {}
+                if redo:  # edited meanwhile: embed the text that is written
+                    again = dict(
+                        zip([s.skill_id for s in redo], self.embedder.embed([s.document() for s in redo]), strict=True)
+                    )
+                rows = np.stack([again.get(s.skill_id, embedded[s.skill_id][1]) for s in skills]) if skills else None
+                self.write(skills, rows)
         self.catalog.set_meta("embedder", self.ident)
         self.catalog.set_meta("reembedding", "")
         return len(ids)
+
+    def write(self, skills: list[Skill], vectors: np.ndarray | None, *, remove: Sequence[str] = ()) -> None:
+        """Write `skills` (with their vectors; None: keep the stored ones) and delete `remove`, to Chroma and then
+        to the catalog (one transaction): one write that lands whole or, if it dies, not at all (`restore_pending`).
+
+        The caller holds the writers' lock.
+        """
+        if not skills and not remove:
+            return
+        self.pending([*(s.skill_id for s in skills), *remove])
+        if vectors is None:
+            self.store.update_metadata(skills)
+        else:
+            self.store.upsert(skills, vectors)
+        self.store.delete(remove)
+        self.catalog.upsert(skills, vectors, remove=remove)
+
+    def pending(self, skill_ids: list[str]) -> None:
+        """Mark these ids as being written to Chroma (the caller holds the writers' lock); see the module doc.
+
+        A marker already set is a write that died (this one holds the lock): it is restored first, not overwritten.
+        """
+        if self.catalog.get_meta("pending"):
+            self.restore_pending()
+        self.catalog.set_meta("pending", json.dumps(skill_ids))
+
+    def restore_pending(self) -> int:
+        """A writer died between its Chroma write and its catalog commit: put those ids back into Chroma as the
+        catalog has them (deleting those it does not have); returns how many. Nothing while another process is
+        writing (its marker is its own, live) or when no marker is set."""
+        if not self.catalog.get_meta("pending"):
+            return 0
+        with self.writers.exclusive_if_free() as free:
+            ids = json.loads(self.catalog.get_meta("pending") or "[]") if free else []
+            if not ids:
+                return 0
+            self.writers.reopen()  # this process's Chroma client has not seen the dead writer's part
+            kept: list[Skill] = []
+            vectors: list[np.ndarray] = []
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
+                for data, blob in self.catalog.rows(
+                    f"SELECT data, embedding FROM skills WHERE skill_id IN ({','.join('?' * len(part))})", part
+                ):
+                    kept.append(Skill.model_validate_json(data))
+                    vector = np.frombuffer(blob, dtype="<f4") if blob is not None else None
+                    if vector is None or vector.shape[0] != self.embedder.dim:
+                        vector = self.embedder.embed([kept[-1].document()])[0]
+                    vectors.append(vector)
+            gone = sorted(set(ids) - {s.skill_id for s in kept})
+            self.store.delete(gone)
+            if kept:
+                self.store.upsert(kept, np.stack(vectors))
+            self.catalog.upsert([], None)  # clears the marker; a new generation makes other processes reopen Chroma
+            return len(ids)
 
     @property
     def reembedding(self) -> bool:
@@ -103,13 +176,15 @@ class RecordSync:
 
     def sync(self) -> int:
         """Bring the catalog in line with Chroma (after a crash or another writer); returns skills re-read."""
-        if self.store.count() != self.catalog.count():
+        restored = self.restore_pending()
+        if self.store.count() != self.catalog.count() and not self.catalog.get_meta("pending"):
             return self.rebuild_catalog()
-        return self.catch_up(force=True)
+        return restored + self.catch_up(force=True)
 
     def rebuild_catalog(self) -> int:
         """Re-read every skill and vector from Chroma into the catalog; skills only the catalog has are dropped."""
         with self.writers.exclusive():
+            self.restore_pending()  # a write that died half-way is undone first, not made live (see the module doc)
             marks, started = self.store.revisions(), time.time_ns()
             records = self.store.iter_all()
             stale: set[str] = set(self.catalog.iter_ids()) - {s.skill_id for s, _ in records}
@@ -136,6 +211,7 @@ class RecordSync:
             if marks == json.loads(self.catalog.get_meta("chroma_marks") or "{}"):
                 return 0
             with self.writers.exclusive():
+                self.restore_pending()  # before the catalog's commits below would clear a dead writer's marker
                 # The markers were read before the records: a write that lands meanwhile changes them again.
                 started = time.time_ns()
                 since = int(self.catalog.get_meta("chroma_synced_ns") or 0) - CLOCK_SKEW_NS

@@ -13,9 +13,11 @@ strategy (more sources and net successes), or the text an LLM merger writes; uni
 successes and failures; and pools the priors (weighted by the number of sources). A strategy that differs from the
 one kept is appended as an alternative while it fits, so what either copy taught stays readable.
 
-Safety: a draft merged into a stored skill deletes nothing. `dedupe_bank` merging two stored skills writes the
-survivor (under its own id, with both copies' sources) and reads it back before the other copy is archived and
-deleted: there is no moment at which neither copy is stored.
+Safety: a draft merged into a stored skill deletes nothing. `dedupe_bank` merging two stored skills archives the
+other copy, then stores the survivor (under its own id, with both copies' sources) and deletes the copy in one write
+that lands whole or not at all (`SkillBank.merge_pair`): a store never holds neither copy, nor the survivor next to
+the copy it already counts. Both merge from the copies stored when they write (under the writers' lock, see
+`rebase`), so an outcome or an approval recorded meanwhile is kept.
 """
 
 from __future__ import annotations
@@ -163,15 +165,18 @@ def merge_into_bank(
     new: dict[str, Skill] = {}
     new_vectors: dict[str, np.ndarray] = {}
     changed: dict[str, Skill] = {}
+    read: dict[str, Skill] = {}  # the stored copies merged into, as read: the update rebases onto them (`rebase`)
     for draft, vector in zip(drafts, vectors, strict=True):
         target = new.get(draft.skill_id) or changed.get(draft.skill_id)
         if target is None:
             stored = bank.catalog.get([draft.skill_id])
-            target = stored[0] if stored else None
+            target = read.setdefault(draft.skill_id, stored[0]) if stored else None
         if target is None:
             target = _in_batch_duplicate(draft, vector, new, new_vectors, config)
         if target is None:
             found = find_duplicate(bank, draft, config)
+            if found is not None:
+                read.setdefault(found.skill_id, found)
             target = changed.get(found.skill_id, found) if found is not None else None
         if target is None:
             new[draft.skill_id] = draft
@@ -186,7 +191,8 @@ def merge_into_bank(
     if new:
         bank.upsert(list(new.values()))
     if changed:
-        bank.update(list(changed.values()))
+        # Outcomes and approvals recorded while this batch was embedded and compared are kept (`base`).
+        bank.update(list(changed.values()), base=read)
     return report
 
 
@@ -216,11 +222,9 @@ def dedupe_bank(
 ) -> MergeReport:
     """Merge stored near-duplicates pairwise. With `apply=False`, only report what would merge.
 
-    Each dropped copy is appended to `archive` (JSONL) after the survivor is stored and before it is deleted.
+    Each dropped copy is appended to `archive` (JSONL) before the write that stores the survivor and deletes it.
     `progress(done, total)` is called after each stored skill is compared (a CLI progress bar).
     """
-    from skills_store.jsonl import dump_skills
-
     config = config or MergeConfig()
     report = MergeReport()
     gone: set[str] = set()
@@ -240,16 +244,41 @@ def dedupe_bank(
         keep, drop = (skill, other) if support(skill) >= support(other) else (other, skill)
         report.merged.append((drop.skill_id, keep.skill_id))
         gone.add(drop.skill_id)
-        if not apply:
-            continue
-        merged = combine(keep, drop, config=config, merger=merger)
-        bank.update([merged])
-        stored = bank.get(keep.skill_id)
-        if not set(drop.sources) <= set(stored.sources):
-            raise SkillStoreError(f"merging {drop.skill_id} into {keep.skill_id} did not keep its sources; kept both")
+        if apply:
+            _merge_stored(bank, keep, drop, config, merger, archive)
+    return report
+
+
+def _merge_stored(
+    bank: SkillBank, keep: Skill, drop: Skill, config: MergeConfig, merger: Merger | None, archive: Path | None
+) -> None:
+    """Merge the stored `drop` into the stored `keep`: under the writers' lock, from the copies stored then, as one
+    write (`SkillBank.merge_pair`), so outcomes recorded meanwhile count and an interruption leaves both copies as
+    they were. A `drop` whose sources `keep` already holds was merged before (by an older version interrupted
+    between the two writes): it is only deleted, not counted again."""
+    from skills_store.jsonl import dump_skills
+
+    texts: list[tuple[str, str] | None] = []
+    if merger is not None:  # an LLM call takes seconds: made here, not under the lock that outcomes wait for
+
+        def asked(first: Skill, second: Skill) -> tuple[str, str] | None:
+            texts.append(merger(first, second))
+            return texts[-1]
+
+        combine(keep, drop, config=config, merger=asked)
+    with bank.writing():
+        fresh = {s.skill_id: s for s in bank.catalog.get([keep.skill_id, drop.skill_id])}
+        if len(fresh) < 2:
+            return  # one of them was deleted meanwhile
+        keep, drop = fresh[keep.skill_id], fresh[drop.skill_id]
         if archive is not None:
             archive.parent.mkdir(parents=True, exist_ok=True)
             with archive.open("a", encoding="utf-8") as fh:
                 fh.write(dump_skills([drop]))
-        bank.delete([drop.skill_id])
-    return report
+        if drop.sources and set(drop.sources) <= set(keep.sources):
+            bank.delete([drop.skill_id])
+            return
+        merged = combine(keep, drop, config=config, merger=(lambda _a, _b: texts[0]) if texts else None)
+        if not set(drop.sources) <= set(merged.sources):
+            raise SkillStoreError(f"merging {drop.skill_id} into {keep.skill_id} would lose its sources; kept both")
+        bank.merge_pair(merged, drop.skill_id)
