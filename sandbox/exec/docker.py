@@ -146,7 +146,8 @@ class DockerSandbox:
             if found is not None:
                 self.discard()
             self.state.mkdir(parents=True, exist_ok=True, mode=0o700)
-            if not os.path.lexists(self.workspace / ".git"):  # the engine makes the mount point: ours to remove
+            git = self.workspace / ".git"
+            if needs_placeholder(git) and not os.path.lexists(git):  # the engine makes this mount point: ours
                 self._placeholder_marker.touch()
             try:
                 spec["labels"][_SPEC_LABEL] = spec_hash
@@ -190,7 +191,7 @@ class DockerSandbox:
         git = self.workspace / ".git"
         if needs_placeholder(git):
             tmpfs[str(git)] = "ro,nosuid,nodev,size=4k,mode=0555"
-        elif not git.is_symlink():
+        elif os.path.lexists(git) and not git.is_symlink():
             volumes[str(git)] = {"bind": str(git), "mode": "ro"}
         for path in git_dirs_inside(self.workspace):
             volumes[str(path)] = {"bind": str(path), "mode": "ro"}

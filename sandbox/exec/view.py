@@ -95,6 +95,8 @@ def git_args(workspace: Path) -> list[str]:
     git = workspace / ".git"
     if needs_placeholder(git):
         return ["--perms", "0555", "--tmpfs", str(git), "--remount-ro", str(git)]
+    if not os.path.lexists(git):
+        return []
     args: list[str] = []
     if not git.is_symlink():
         args += ["--ro-bind", str(git), str(git)]
@@ -124,9 +126,10 @@ def git_dirs_inside(workspace: Path) -> list[Path]:
 
 def needs_placeholder(git: Path) -> bool:
     """No `.git`, or an empty real dir (the mount point a run before left or is using): an empty read-only
-    mount goes there."""
+    mount goes there. Not in a workspace we cannot write to: the tests cannot create one there either, and
+    the mount point could not be made."""
     if not os.path.lexists(git):
-        return True
+        return os.access(git.parent, os.W_OK)
     if git.is_symlink() or not git.is_dir():
         return False
     with contextlib.suppress(OSError):
@@ -144,7 +147,7 @@ def git_guard(workspace: Path, lock_dir: Path) -> Iterator[list[str]]:
     fd = _flock(lock, fcntl.LOCK_SH)
     ours = False
     try:
-        ours = not os.path.lexists(git) or (needs_placeholder(git) and marker.exists())
+        ours = needs_placeholder(git) and (not os.path.lexists(git) or marker.exists())
         if ours:
             marker.touch()
         yield git_args(workspace)

@@ -214,3 +214,17 @@ def test_an_empty_git_dir_the_user_made_is_left_alone(ws: Path, tmp_path: Path) 
     with git_guard(ws, tmp_path):
         pass
     assert (ws / ".git").is_dir()
+
+
+def test_a_workspace_the_user_cannot_write_gets_no_git_mount_point(tmp_path: Path) -> None:
+    from sandbox.exec.view import git_args
+
+    ws = tmp_path / "ro-ws"
+    ws.mkdir()
+    ws.chmod(0o555)
+    try:
+        if os.access(ws, os.W_OK):
+            pytest.skip("root writes anywhere")
+        assert git_args(ws) == []
+    finally:
+        ws.chmod(0o755)

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from sandbox.exec import local
+from sandbox.exec.base import Cancel
+from sandbox.exec.cgroup import CGROUP_ROOT
 from sandbox.exec.local import ESCAPE_WARNING, LocalConfig, LocalSandbox
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -69,6 +71,32 @@ def test_a_setsid_daemon_is_killed_when_the_command_ends(
     assert result.killed_leftovers
     assert live_processes(marker) == []
     assert ESCAPE_WARNING not in box.warnings
+
+
+def test_a_daemon_that_moves_itself_out_of_the_pids_cgroup_is_killed_too(ws: Path, live_processes) -> None:
+    """As root a test can leave the cgroup; it cannot leave the watcher's subtree."""
+    probe = local.PidsCgroup.create(8)
+    if probe is None or os.geteuid() != 0:
+        pytest.skip("needs a pids cgroup and root (only root can leave it)")
+    probe.remove()
+    marker = f"marker-{uuid.uuid4().hex}"
+    leave = f"open({str(CGROUP_ROOT / 'pids' / 'cgroup.procs')!r}, 'w').write(str(os.getpid()))\n"
+    daemon = DAEMON.replace("    os.setsid()\n", "    os.setsid()\n    " + leave)
+    result = LocalSandbox(ws, LocalConfig(use_bwrap=False)).run(
+        [sys.executable, "-c", daemon, marker, "0.5"], cwd=ws, timeout=60
+    )
+    assert result.exit_code == 0, result.stderr
+    assert result.killed_leftovers
+    assert live_processes(marker) == []
+
+
+def test_the_command_inherits_no_descriptor_but_its_standard_streams(ws: Path) -> None:
+    code = "import os; print(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))"
+    with Cancel() as cancel:
+        result = LocalSandbox(ws, LocalConfig(use_bwrap=False)).run(
+            [sys.executable, "-c", code], cwd=ws, timeout=30, cancel=cancel
+        )
+    assert result.stdout.strip() == "[0, 1, 2, 3]"  # 3: the listing itself
 
 
 def test_a_timeout_kills_a_setsid_daemon_without_a_cgroup(ws: Path, live_processes, no_cgroup: None) -> None:
