@@ -141,6 +141,7 @@ def needs_placeholder(git: Path) -> bool:
 def git_guard(workspace: Path, lock_dir: Path) -> Iterator[list[str]]:
     """`git_args` for one run; afterwards an empty `.git` mount point that a run made is removed by the last
     run using it (a shared lock per workspace in `lock_dir`, so a concurrent run's mount is never torn off)."""
+    sweep_git_locks(lock_dir)
     lock = _git_lock(workspace, lock_dir)
     marker = lock.with_suffix(".placeholder")
     git = workspace / ".git"
@@ -183,6 +184,30 @@ def remove_placeholder(workspace: Path, lock_dir: Path) -> bool:
     finally:
         lock.unlink(missing_ok=True)
         os.close(fd)
+
+
+def sweep_git_locks(lock_dir: Path) -> int:
+    """Remove the lock files that no run holds (a server killed mid-run leaves its own); returns how many.
+
+    A marker stays: it says that an empty `.git` left in its workspace is a mount point, removed by the next run
+    there."""
+    removed = 0
+    for lock in lock_dir.glob("git-*.lock"):
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held, current = os.fstat(fd), os.stat(lock)
+            if (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino):
+                lock.unlink()
+                removed += 1
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
 
 
 def _git_lock(workspace: Path, lock_dir: Path) -> Path:

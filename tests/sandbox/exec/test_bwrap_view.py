@@ -209,6 +209,22 @@ def test_the_git_mount_point_stays_while_another_run_uses_it(ws: Path, tmp_path:
     assert list(locks.iterdir()) == []  # nor are its lock and marker files left
 
 
+def test_a_lock_file_left_by_a_killed_server_is_swept_but_a_held_one_is_kept(ws: Path, tmp_path: Path) -> None:
+    import fcntl
+
+    from sandbox.exec.view import sweep_git_locks
+
+    (tmp_path / "git-0123456789abcdef.lock").write_text("")  # its server died mid-run
+    held = tmp_path / "git-fedcba9876543210.lock"
+    fd = os.open(held, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        assert sweep_git_locks(tmp_path) == 1
+        assert [p.name for p in tmp_path.glob("git-*")] == [held.name]
+    finally:
+        os.close(fd)
+
+
 def test_an_empty_git_dir_the_user_made_is_left_alone(ws: Path, tmp_path: Path) -> None:
     (ws / ".git").mkdir()
     with git_guard(ws, tmp_path):
