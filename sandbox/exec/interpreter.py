@@ -125,6 +125,8 @@ def _pth_dirs(venv: Path) -> list[Path]:
     """
     dirs: list[Path] = []
     for pth in sorted(venv.glob("lib/python3*/site-packages/*.pth")):
+        if not pth.is_file():
+            continue  # a FIFO the tests left there would block this read, on the host, before the run
         try:
             lines = pth.read_text(errors="replace").splitlines()
         except OSError:

@@ -290,11 +290,18 @@ def _walk_python(ws: Path, deadline: Deadline, max_files: int) -> tuple[list[str
 
 
 def _mark(path: Path) -> tuple[object, ...]:
-    """What `path` (a workspace's `.git`) is: its type and inode, and a `.git` file's text (`gitdir: ...`)."""
+    """What `path` (a workspace's `.git`) is: its type and inode, and a `.git` file's text (`gitdir: ...`).
+
+    An empty directory counts as absent: git passes over it (it is no repository), and it is what the sandbox
+    mounts where a workspace has no `.git` (a read-only placeholder that stays while a warm container lives)."""
     try:
         info = os.lstat(path)
     except OSError:
         return ("absent",)
+    if stat.S_ISDIR(info.st_mode):
+        with contextlib.suppress(OSError):
+            if not os.listdir(path):
+                return ("absent",)
     text = b""
     if stat.S_ISREG(info.st_mode):
         with contextlib.suppress(OSError):

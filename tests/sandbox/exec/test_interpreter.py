@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,23 @@ def test_a_real_python_prefix_outside_home_is_shown_whole(tmp_path: Path, fake_h
     ws = tmp_path / "ws"
     _workspace_venv(ws, prefix / "bin")
     assert prefix in find_interpreter(ws).roots
+
+
+def test_a_fifo_left_as_a_pth_file_in_the_workspace_venv_does_not_block_the_lookup(tmp_path: Path) -> None:
+    """The lookup runs on the host before every run: a test that leaves a FIFO there must not hang the next call."""
+    ws = tmp_path / "ws"
+    _workspace_venv(ws, REAL_PYTHON.parent)
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    site = ws / ".venv" / "lib" / f"python{version}" / "site-packages"
+    site.mkdir(parents=True)
+    os.mkfifo(site / "planted.pth")
+    (site / "editable.pth").write_text(f"{ws / 'src'}\n")
+    (ws / "src").mkdir()
+    found: list[Path] = []
+    lookup = threading.Thread(target=lambda: found.append(find_interpreter(ws).path), daemon=True)
+    lookup.start()
+    lookup.join(10)
+    if lookup.is_alive():  # unblock the stuck open() so the thread can end
+        with open(site / "planted.pth", "w"):
+            pass
+    assert found == [ws / ".venv" / "bin" / "python"]

@@ -89,6 +89,18 @@ def test_a_workspace_inside_a_repo_gets_its_own_changed_files(make_workspace) ->
     assert [p.path for p in report.problems] == ["pkg/m.py"]
 
 
+def test_the_empty_git_placeholder_the_sandbox_mounts_is_not_a_changed_repo(make_workspace) -> None:
+    """The sandbox mounts an empty read-only `.git` where a workspace has none: git ignores it, and so does this."""
+    repo = make_workspace({"sub/n.py": "z = 3\n", "sub/m.py": "y = 2\n"})
+    memory = RepoMemory()
+    assert check_syntax(repo / "sub", memory=memory).checked == 0
+    (repo / "sub" / ".git").mkdir()
+    (repo / "sub" / "m.py").write_text("y = (\n")
+    report = check_syntax(repo / "sub", memory=memory)
+    assert (report.checked, [p.path for p in report.problems]) == (1, ["m.py"])
+    assert not any("not what it was" in note for note in report.notes)
+
+
 def test_a_file_rewritten_after_its_hash_was_remembered_is_checked_again(
     make_workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
