@@ -41,6 +41,7 @@ from mcp_server.capture_text import (
     redact_bounded,
 )
 from mcp_server.close_notifier import CloseNotifier
+from mcp_server.errors import json_safe
 from mcp_server.recording import BATCH_ADVICE, MAX_STEPS_PER_CALL, RecordResult, used_skills_step
 from mcp_server.redact_worker import RedactWorker
 from mcp_server.session_key import session_identity
@@ -230,13 +231,15 @@ class SessionCapture:
             def bounded(value: Any) -> Any:
                 return redact_bounded(red, value, CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS)
 
+            # json_safe: a refusal may quote a file's line or name that is not UTF-8 (a lone surrogate from
+            # `surrogateescape`), which a Step cannot hold; it is stored escaped (`\xe9`), as the client sees it.
             built.append(Step(
                 kind="tool_call",
                 tool=tool,
-                args=args.stored(wait_s),
-                result=bounded(_plain(record.summary)),
+                args=json_safe(args.stored(wait_s)),
+                result=json_safe(bounded(_plain(record.summary))),
                 ok=record.ok,
-                content=bounded(error or ""),
+                content=json_safe(bounded(error or "")),
                 ts=started_at,
                 duration_s=round(duration, 6),
             ))  # fmt: skip

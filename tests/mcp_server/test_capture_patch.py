@@ -108,3 +108,22 @@ async def test_a_long_patch_keeps_its_redacted_head_and_tail_and_says_how_much_w
     assert patch.endswith(tail)
     stored_of_patch = len(head) - len(marker) + len(SECRET) + len(tail)
     assert int(count.replace(",", "")) == len(patch) - stored_of_patch  # the size of what is not stored
+
+
+async def test_a_refusal_quoting_a_line_that_is_not_utf8_is_captured_escaped(test_settings) -> None:
+    """The refusal quotes the file's closest lines, read with `surrogateescape`; a Step cannot hold a lone
+    surrogate, so the call was missing from the trajectory (and a traceback logged). It is stored escaped."""
+    workspace = Path(test_settings.workspace)
+    (workspace / "l.txt").write_bytes(b"caf\xe9\nfoo\nbar\n")
+    deps = build_deps(test_settings)
+    async with Client(create_server(deps)) as client:
+        refused = await client.call_tool(
+            "apply_patch", {"patch": "--- a/l.txt\n+++ b/l.txt\n@@ -1,2 +1,2 @@\n-zzz\n+y\n foo\n"}
+        )
+        assert refused.is_error
+        tid = (await client.call_tool("record_trajectory", {"steps": []})).structured_content["trajectory_id"]
+    with SQLiteTrajectoryStore(Path(test_settings.home) / "trajectories.db") as store:
+        (step,) = [s for s in store.get(tid).steps if s.tool == "apply_patch"]
+    assert not step.ok
+    assert "caf\\xe9" in step.content
+    assert (workspace / "l.txt").read_bytes() == b"caf\xe9\nfoo\nbar\n"
