@@ -9,7 +9,9 @@ This module hashes the files itself (git's blob id of the raw bytes): a file cha
 The repository is the one the workspace showed when it was first looked at (before any test of this server ran):
 its git dir and work tree are remembered per workspace (`RepoMemory`) and passed explicitly (GIT_DIR,
 GIT_WORK_TREE), so a `.git` made or redirected later is never followed; when `<workspace>/.git` or the git dir is no
-longer what it was then, git is not run at all and every Python file counts as changed (a note says so).
+longer what it was then (also a `.git` that appeared in a workspace first seen without one: this cannot tell a
+user's `git init` between runs from a test's), git is not run at all and every Python file counts as changed (a
+note says so, and that a server restart picks up the repo as it is now).
 Git runs with the operator's environment minus `GIT_*`, fsmonitor and the untracked cache off, no transport
 (`protocol.allow=never`: no lazy fetch of missing objects), within the caller's deadline.
 Files are read only when they are regular files inside the workspace (opened non-blocking: a FIFO never hangs it).
@@ -133,11 +135,17 @@ def changed_sources(
     changes = Changes()
     names: list[str] | None = None
     head: dict[str, bytes] | None = None
-    if seen.repo is not None:
+    if seen.repo is None:
+        if _mark(ws / ".git") != seen.mark:
+            changes.notes.append(
+                "the workspace has a .git it did not have when the server first saw it (a git init, or a test): it "
+                "is not used and every Python file was checked; restart the server to use the new repo"
+            )
+    else:
         if _mark(ws / ".git") != seen.mark or _identity(seen.repo.git_dir) != seen.repo.git_dir_id:
             changes.notes.append(
                 "the workspace's .git is not what it was when the server first saw it (a test may have changed it): "
-                "git was not used and every Python file was checked"
+                "git was not used and every Python file was checked; a server restart picks up the repo as it is now"
             )
         else:
             head = _head_blobs(ws, seen.repo, deadline)

@@ -61,6 +61,24 @@ def test_a_repo_a_test_creates_in_a_plain_workspace_is_never_used(make_workspace
     assert [p.path for p in report.problems] == ["test_a.py"]
 
 
+def test_a_git_init_after_the_first_run_is_not_used_and_the_result_says_so(make_workspace) -> None:
+    """The server cannot tell a user's `git init` between runs from a test's: it keeps checking every file, but
+    says so (and how to pick up the new repo) instead of silently listing files the user never changed."""
+    ws = make_workspace({"mod.py": "x = 1\n", "vendor/old.py": "def f(:\n"}, commit=False)
+    memory = RepoMemory()
+    first = check_syntax(ws, memory=memory)
+    assert ([p.path for p in first.problems], first.notes) == (["vendor/old.py"], [])
+    git(ws, "init", "-q")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "first")
+    (ws / "mod.py").write_text("x = 2\n")
+    report = check_syntax(ws, memory=memory)
+    assert [p.path for p in report.problems] == ["vendor/old.py"]
+    assert any("did not have when the server first saw it" in n and "restart the server" in n for n in report.notes)
+    fresh = check_syntax(ws, memory=RepoMemory())
+    assert (fresh.checked, fresh.problems, fresh.notes) == (1, [], [])
+
+
 def test_a_redirected_worktree_git_file_is_not_followed(make_workspace, tmp_path: Path) -> None:
     main = make_workspace({"m.py": "x = 1\n"}, name="main")
     ws = tmp_path / "wt"
