@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from sandbox.patch.hunks import FileOutcome, HunkResult
+from sandbox.patch.indent import IndentMismatch
 from sandbox.patch.match import Ambiguity, AnchorMissing, EdgeMismatch, ScopeMismatch, fold
 from sandbox.patch.ops import FilePatch, Hunk
 
@@ -92,6 +93,13 @@ def _render_hunk(problem: Problem, result: HunkResult, total: int) -> str:
             f"{_expected(hunk)}\n{_closest_block(lines, hunk, mismatch.window)}\n"
             f"How to fix: re-read {problem.path} and copy the hunk's context lines exactly as they are now, including "
             "the `def`/`class` line that encloses the change; if the edit belongs at that line, use its context."
+        )
+    if isinstance(result.problem, IndentMismatch):
+        return (
+            f"{where}: {result.problem.reason}; it was not applied.\n"
+            f"{_expected(hunk)}\n{_closest_block(lines, hunk, result.problem.position)}\n"
+            f"How to fix: re-read {problem.path} and write the hunk with the file's own indentation (the same number "
+            "of spaces or tabs a level), context and added lines alike."
         )
     if isinstance(result.problem, EdgeMismatch):
         parts = [f"{where}: {result.problem.reason}; it was not applied there."]

@@ -14,7 +14,9 @@ Two things a line ending or a file's start hide are read as `git apply` reads th
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 
+from sandbox.patch.indent import IndentMismatch, Remap, level_map
 from sandbox.patch.match import Ambiguity, AnchorMissing, EdgeMismatch, Haystack, Match, ScopeMismatch, locate
 from sandbox.patch.ops import Hunk, HunkLine
 from sandbox.patch.textfile import BOM, CRLF, LF, TextFile
@@ -26,8 +28,10 @@ _REINDENT_COMPARATORS = frozenset({"surrounding_ws", "unicode"})
 class HunkResult:
     hunk: Hunk
     match: Match | None = None
-    problem: Ambiguity | AnchorMissing | ScopeMismatch | EdgeMismatch | None = None
+    problem: Ambiguity | AnchorMissing | ScopeMismatch | EdgeMismatch | IndentMismatch | None = None
     """Why the hunk was not placed; both None means its lines were not found."""
+    reindent: Remap | None = None
+    """How its added lines are re-indented to the file's indentation (a whitespace-tolerant match)."""
 
 
 @dataclass
@@ -62,8 +66,11 @@ def apply_hunks(original: TextFile, hunks: list[Hunk], *, informative: bool) -> 
     for hunk in ordered:
         origin = None if hunk.old_start is None else max(hunk.old_start + drift, 0)
         located = locate(hay, hunk, origin, lo)
-        if isinstance(located, Match):
-            outcome.results.append(HunkResult(hunk, located))
+        remap = _remap(hunk, located, text.lines) if isinstance(located, Match) else None
+        if isinstance(remap, IndentMismatch):
+            outcome.results.append(HunkResult(hunk, None, remap))
+        elif isinstance(located, Match):
+            outcome.results.append(HunkResult(hunk, located, reindent=remap))
             lo = located.start + located.length
             drift = located.offset if hunk.old_start is not None else drift
         else:
@@ -120,7 +127,7 @@ def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> 
         assert match is not None
         lines += original.lines[pos : match.start]
         eols += original.eols[pos : match.start]
-        new_lines, new_eols, written = _replacement(original, result.hunk, match, informative, dominant)
+        new_lines, new_eols, written = _replacement(original, result, match, informative, dominant)
         changed += [(len(lines) + start, len(lines) + end) for start, end in written]
         lines += new_lines
         eols += new_eols
@@ -144,13 +151,28 @@ def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> 
     return TextFile(lines, eols, original.bom), changed
 
 
+def _remap(hunk: Hunk, match: Match, lines: list[str]) -> Remap | IndentMismatch | None:
+    """How a whitespace-tolerant match re-indents the hunk's added lines: the file's tabs for the patch's spaces,
+    one consistent prefix, or level by level (`sandbox.patch.indent`); an `IndentMismatch` when no mapping holds."""
+    if match.comparator not in _REINDENT_COMPARATORS:
+        return None
+    body = hunk.lines[match.trim_front : len(hunk.lines) - match.trim_back]
+    shift = _indent_shift(body, lines, match.start)
+    if shift is not None and shift[0] and shift[1]:  # tabs for spaces
+        return partial(_reindent, shift=shift)
+    levels = level_map(body, lines, match.start)
+    if levels is not None:
+        return levels
+    return None if shift is None else partial(_reindent, shift=shift)
+
+
 def _replacement(
-    original: TextFile, hunk: Hunk, match: Match, informative: bool, dominant: str | None
+    original: TextFile, result: HunkResult, match: Match, informative: bool, dominant: str | None
 ) -> tuple[list[str], list[str], list[tuple[int, int]]]:
     """The hunk's new lines and their endings, and the ranges of them it added (empty where it only removed):
     one range per run of changed lines, context lines ending it."""
+    hunk, remap = result.hunk, result.reindent
     body = hunk.lines[match.trim_front : len(hunk.lines) - match.trim_back]
-    shift = _indent_shift(body, original.lines, match.start) if match.comparator in _REINDENT_COMPARATORS else None
     lines: list[str] = []
     eols: list[str] = []
     written: list[tuple[int, int]] = []
@@ -173,7 +195,7 @@ def _replacement(
         if op == "-":
             ptr += 1
         else:
-            add_line(line[1] if shift is None else _reindent(line[1], shift))
+            add_line(line[1] if remap is None else remap(line[1]))
             add_eol(eol or (CRLF if line[2] else LF))
     if run >= 0:
         written.append((run, len(lines)))
