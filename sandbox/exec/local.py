@@ -318,9 +318,12 @@ def _proc_stat(pid: int | str) -> tuple[str, list[str]] | None:
 
 
 def _is_live(pid: int | str) -> bool:
-    """A process that is neither dead nor a zombie, and not bubblewrap's own init (it exits with the sandbox)."""
+    """A process that is neither dead, a zombie nor exiting (`PF_EXITING`), and not bubblewrap's own init (it exits
+    with the sandbox)."""
     stat = _proc_stat(pid)
-    return stat is not None and stat[1][0] not in "ZXx" and stat[0] != "bwrap"
+    if stat is None or stat[0] == "bwrap" or stat[1][0] in "ZXx":
+        return False
+    return not (len(stat[1]) > 6 and stat[1][6].isdigit() and int(stat[1][6]) & 0x4)
 
 
 def _group_has_live_members(pgid: int) -> bool:

@@ -4,7 +4,10 @@ kills what is left of it, and holds nothing a test could use.
 It runs as `python -I -S -c SHIM ARGS...` (`shim_args`) in its own session, importing as little as it can (it
 starts for every run). It makes itself a child subreaper, so a process the
 tests start that double-forks and calls `setsid` (a daemon) is reparented to it rather than to init: when the
-command ends, every process still below the shim is killed and counted, with or without a pids cgroup. It is
+command ends, every process still below the shim is killed and counted, with or without a pids cgroup. Only what
+is really left counts: not a process already exiting (a zombie, `PF_EXITING`), not one that exits by itself within
+`GRACE_S` (a multiprocessing forkserver at EOF), and not bubblewrap's pid-namespace init, reparented here when
+the outer bwrap exits first, unless it still waits for a process of the tests (a daemon in the sandbox). It is
 not dumpable (a same-uid test cannot open its `/proc/PID/fd` or ptrace it), and it reports on a pipe that the
 command does not inherit. A SIGTERM (the server's timeout or cancel, or the server's death through
 `PR_SET_PDEATHSIG`) makes it kill the tree at once. A test can still SIGKILL the shim: the server then sees no
@@ -24,9 +27,10 @@ from pydantic import BaseModel
 PR_SET_DUMPABLE = 4
 
 SHIM = r"""
-import ctypes, os, resource, signal, sys
+import ctypes, os, resource, signal, sys, time
 report, parent, cgroup, rlimits, argv = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5:]
-me = os.getpid()
+me, wrapped = os.getpid(), os.path.basename(argv[0]) == "bwrap"
+GRACE_S = 0.05  # what is still up when the command ends gets this long to exit by itself before it counts
 os.set_inheritable(report, False)
 try:
     _prctl = ctypes.CDLL(None, use_errno=True).prctl
@@ -48,9 +52,9 @@ if cgroup:
     with open(cgroup, "w") as f:
         f.write(str(me))
 
-def children():
+def children(of=me):
     try:
-        with open(f"/proc/{me}/task/{me}/children") as f:
+        with open(f"/proc/{of}/task/{of}/children") as f:
             return {int(p) for p in f.read().split()}
     except OSError:
         pass
@@ -62,24 +66,37 @@ def children():
         except OSError:
             continue
         fields = stat[stat.rfind(")") + 2 :].split()
-        if entry.isdigit() and len(fields) > 1 and fields[1] == str(me):
+        if entry.isdigit() and len(fields) > 1 and fields[1] == str(of):
             kids.add(int(entry))
     return kids
 
-def alive(pid):
+def stat_of(pid):
     try:
         with open(f"/proc/{pid}/stat") as f:
             stat = f.read()
     except OSError:
-        return False
-    return stat[stat.rfind(")") + 2 :][:1] not in "ZXx"
+        return "", ["X"]
+    return stat[stat.find("(") + 1 : stat.rfind(")")], stat[stat.rfind(")") + 2 :].split()
 
-def kill_tree():
+def alive(pid):
+    fields = stat_of(pid)[1]
+    return fields[0] not in "ZXx" and not (len(fields) > 6 and int(fields[6]) & 4)  # PF_EXITING: on its way out
+
+def left(pid):
+    if wrapped and stat_of(pid)[0] == "bwrap":  # bubblewrap's init (reparented here, maybe dying with the outer
+        return bool(children(pid))  # bwrap): it counts when some process of the tests is still in its namespace
+    return alive(pid)
+
+def kill_tree(grace):
+    end = time.monotonic() + (0 if wrapped else grace)  # bubblewrap's namespace is already being torn down
+    while any(left(pid) for pid in children()) and time.monotonic() < end:
+        time.sleep(0.002)  # something is still up: give what exits by itself (a forkserver at EOF) a moment
+        reap()
     seen = set()
     while True:
         kids = children()
         for pid in kids:
-            if pid not in seen and alive(pid):
+            if pid not in seen and left(pid):
                 seen.add(pid)
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -90,6 +107,13 @@ def kill_tree():
         except ChildProcessError:
             return len(seen)
 
+def reap():
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
+
 def finish(code, leftovers):
     try:
         os.write(report, f"{leftovers} {int(tracked)}".encode())
@@ -97,7 +121,7 @@ def finish(code, leftovers):
         pass
     os._exit(code)
 
-signal.signal(signal.SIGTERM, lambda *_: finish(137, kill_tree()))
+signal.signal(signal.SIGTERM, lambda *_: finish(137, kill_tree(0)))
 pid = os.fork()
 if pid == 0:
     try:
@@ -120,7 +144,7 @@ while True:
     if got == pid:
         break
 code = os.waitstatus_to_exitcode(status)
-finish(128 - code if code < 0 else code, kill_tree())
+finish(128 - code if code < 0 else code, kill_tree(GRACE_S))
 """
 
 

@@ -19,7 +19,10 @@ import pytest
 from sandbox.exec import local
 from sandbox.exec.base import Cancel
 from sandbox.exec.cgroup import CGROUP_ROOT
-from sandbox.exec.local import ESCAPE_WARNING, LocalConfig, LocalSandbox
+from sandbox.exec.local import ESCAPE_WARNING, LocalConfig, LocalSandbox, probe_bwrap
+
+BWRAP = shutil.which("bwrap")
+BWRAP_OK = BWRAP is not None and probe_bwrap(BWRAP) is None
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -85,6 +88,34 @@ def test_a_daemon_that_moves_itself_out_of_the_pids_cgroup_is_killed_too(ws: Pat
     result = LocalSandbox(ws, LocalConfig(use_bwrap=False)).run(
         [sys.executable, "-c", daemon, marker, "0.5"], cwd=ws, timeout=60
     )
+    assert result.exit_code == 0, result.stderr
+    assert result.killed_leftovers
+    assert live_processes(marker) == []
+
+
+@pytest.mark.parametrize("use_bwrap", [True, False], ids=["bwrap", "plain"])
+def test_a_command_that_leaves_nothing_running_is_never_reported_as_leaving_something(
+    ws: Path, use_bwrap: bool
+) -> None:
+    """Under bubblewrap its pid-namespace init is often reparented to the watcher while it exits: not a leftover."""
+    if use_bwrap and not BWRAP_OK:
+        pytest.skip("bubblewrap is not installed or cannot make namespaces")
+    box = LocalSandbox(ws, LocalConfig(use_bwrap=use_bwrap))
+    assert [box.run(["true"], cwd=ws, timeout=30).killed_leftovers for _ in range(20)] == [False] * 20
+
+
+def test_a_forkserver_that_exits_by_itself_when_the_tests_end_is_not_reported(ws: Path) -> None:
+    code = "import multiprocessing as mp\nwith mp.get_context('forkserver').Pool(1) as pool:\n    pool.map(abs, [1])\n"
+    box = LocalSandbox(ws, LocalConfig(use_bwrap=False))
+    results = [box.run([sys.executable, "-c", code], cwd=ws, timeout=60) for _ in range(3)]
+    assert [(r.exit_code, r.killed_leftovers) for r in results] == [(0, False)] * 3, results[0].stderr
+
+
+@pytest.mark.skipif(not BWRAP_OK, reason="bubblewrap is not installed or cannot make namespaces")
+def test_a_daemon_left_inside_bubblewrap_is_still_reported_and_killed(ws: Path, live_processes) -> None:
+    marker = f"marker-{uuid.uuid4().hex}"
+    box = LocalSandbox(ws, LocalConfig(), ro_paths=[Path(sys.prefix), Path(sys.base_prefix)])
+    result = box.run([sys.executable, "-c", DAEMON, marker, "0.5"], cwd=ws, timeout=60)
     assert result.exit_code == 0, result.stderr
     assert result.killed_leftovers
     assert live_processes(marker) == []
