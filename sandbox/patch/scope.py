@@ -4,7 +4,9 @@ GNU patch's fuzz drops outer context lines, and with them what says *where* the 
 is `def add(a, b):` and whose change is `-    return a * b` would land inside `mul()` once that line is dropped.
 `git apply` refuses every fuzz; we accept it only when nothing that locates the hunk was lost:
 
-- a dropped context line that opens a scope (`def`, `class`, `function`, ...) must still be where the hunk puts it;
+- a dropped context line that opens a scope (`def`, `class`, `function`, ..., a C/Java function header
+  `int f(void)`, a TOML `[section]`, a YAML `key:` above the hunk's lines, a Markdown heading) must still be where
+  the hunk puts it;
 - the function context of the hunk header (`@@ -5,3 +5,3 @@ def add(a, b):`, or the last Codex `@@ def add` anchor)
   must be the scope the match lies in: found above it with no other scope opened in between at its level.
 """
@@ -21,6 +23,22 @@ SCOPE_RE = re.compile(
     r"^\s*(?:@\w|(?:export\s+|pub(?:\(\w+\))?\s+|async\s+|static\s+|public\s+|private\s+|protected\s+)*"
     r"(?:def|class|function|func|fn|impl|trait|struct|enum|interface|module|sub)\b)"
 )
+#: A C/C++/Java/C#/JS function or method header: `int f(void)`, `public int f() {`, `static char *g(int a) {`,
+#: `run() {`; not a statement (`if (x) {`, a call ending in `;`, Python's `assert f(x)`).
+_CALL_HEAD_RE = re.compile(
+    r"^\s*(?!(?:if|for|foreach|while|switch|return|catch|else|do|sizeof|case|new|throw|await|yield|assert|not|and|"
+    r"or|in|is|lambda|raise|del|print|import|from|elif|with|except|using|lock|typeof|delete|go|defer)\b)"
+    r"(?:(?:[\w$][\w$<>\[\]*&:,.]*[\s*&]+)+|(?=[^(]*\(.*\{\s*$))[\w$~][\w$:.]*\s*\([^;=]*\)\s*"
+    r"(?:const\s*|override\s*|noexcept\s*)*(?:throws\s+[\w$.,\s]+)?\{?\s*$"
+)
+#: A TOML/INI `[section]` or `[[table]]` header.
+_SECTION_RE = re.compile(r"^\s*\[\[?\s*[\w.\-\"' ]+\s*\]\]?\s*(?:[#;].*)?$")
+#: A key that opens a mapping (YAML `server:`), with nothing after it but a comment; not Python's `else:`/`try:`.
+_KEY_OPENER_RE = re.compile(
+    r"^\s*(?!(?:else|try|finally|do|default|public|private|protected)\s*:)[\w.\-\"'$]+\s*:\s*(?:#.*)?$"
+)
+#: A Markdown heading below the title (`## Usage`); a single `#` is a comment in too many languages.
+_MD_HEADING_RE = re.compile(r"^#{2,6}\s+\S")
 _HEADING_RE = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@ ?(.*)$")
 _OPENER = re.compile(r"^[A-Za-z_$@]")
 
@@ -46,10 +64,21 @@ def dropped_scope_line(
     placed = [(old[i], start - front + i) for i in range(front)]
     placed += [(old[len(old) - back + i], end + i) for i in range(back)]
     same = norm or (lambda text: text)
+    kept = [_indent(text) for text in old[front : len(old) - back] if text.strip()]
+    inner = min(kept) if kept else 0
     for text, at in placed:
-        if SCOPE_RE.match(text) and not (0 <= at < len(lines) and same(lines[at]) == same(text)):
+        if opens_scope(text, inner) and not (0 <= at < len(lines) and same(lines[at]) == same(text)):
             return text.strip()
     return None
+
+
+def opens_scope(text: str, inner: int) -> bool:
+    """Whether a context line says which function, class, section or mapping the hunk's lines are in: a keyword
+    opener (`SCOPE_RE`), a C-family function header, a `[section]` header, a Markdown heading, or a `key:` line
+    indented less than the hunk's kept lines (`inner`), the mapping they belong to."""
+    if SCOPE_RE.match(text) or _CALL_HEAD_RE.match(text) or _SECTION_RE.match(text) or _MD_HEADING_RE.match(text):
+        return True
+    return _indent(text) < inner and bool(_KEY_OPENER_RE.match(text))
 
 
 def outside_heading(lines: list[str], start: int, context: str) -> bool:
