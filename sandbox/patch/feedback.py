@@ -11,6 +11,7 @@ from sandbox.patch.hunks import FileOutcome, HunkResult
 from sandbox.patch.indent import IndentMismatch
 from sandbox.patch.match import Ambiguity, AnchorMissing, EdgeMismatch, ScopeMismatch, fold
 from sandbox.patch.ops import FilePatch, Hunk
+from sandbox.patch.textfile import MAX_QUOTED_CHARS, clip, first_difference
 
 MAX_SHOWN_LINES = 40
 MAX_DETAILED = 10
@@ -66,9 +67,9 @@ def _render_hunk(problem: Problem, result: HunkResult, total: int) -> str:
     codex = problem.section.fmt == "codex"
     if isinstance(result.problem, AnchorMissing):
         similar = _closest_line(lines, result.problem.anchor)
-        hint = f" The most similar line is {similar[0] + 1}: {similar[1].strip()!r}." if similar else ""
+        hint = f" The most similar line is {similar[0] + 1}: {clip(similar[1].strip())!r}." if similar else ""
         return (
-            f"{where}: the anchor `@@ {result.problem.anchor}` matches no line of the file.{hint}\n"
+            f"{where}: the anchor `@@ {clip(result.problem.anchor)}` matches no line of the file.{hint}\n"
             "How to fix: the text after `@@` must be a whole line of the file (or its beginning), such as the "
             "`def` or `class` line that contains the change; or leave the anchor out."
         )
@@ -143,7 +144,7 @@ def _exact_at(lines: list[str], want: list[str]) -> int | None:
 
 def _expected(hunk: Hunk) -> str:
     body = [line for line in hunk.lines if line.op != "+"]
-    shown = [f"    {line.op}{line.text}" for line in body[:MAX_SHOWN_LINES]]
+    shown = [f"    {line.op}{clip(line.text)}" for line in body[:MAX_SHOWN_LINES]]
     if len(body) > MAX_SHOWN_LINES:
         shown.append(f"    ... ({len(body) - MAX_SHOWN_LINES} more lines)")
     return "Expected these lines (' ' context, '-' removed):\n" + "\n".join(shown)
@@ -164,7 +165,11 @@ def _closest_block(lines: list[str], hunk: Hunk, start: int) -> str:
             mark = "~"
         else:
             mark = "!"
-        rows.append(f"  {mark} {start + offset + 1:>{width}} | {actual}")
+        column = 0 if expected is None or mark == " " else first_difference(actual, expected)
+        rows.append(f"  {mark} {start + offset + 1:>{width}} | {clip(actual, column)}")
+        if column and expected is not None and max(len(actual), len(expected)) > MAX_QUOTED_CHARS:
+            pad = " " * (width + 2)
+            rows.append(f"    {pad}the hunk has, from column {column + 1}: {clip(expected[column:])}")
     first, last = start + 1, start + len(window)
     head = (
         f"Closest lines in the file, {first}-{last} ({same} of {len(window)} identical; "

@@ -26,7 +26,7 @@ from functools import partial
 from sandbox.patch.models import MatchLevel
 from sandbox.patch.ops import Hunk
 from sandbox.patch.scope import dropped_scope_line, heading, outside_heading
-from sandbox.patch.textfile import fold
+from sandbox.patch.textfile import clip, fold
 
 Comparator = tuple[MatchLevel, Callable[[str], str] | None]
 COMPARATORS: tuple[Comparator, ...] = (
@@ -291,9 +291,9 @@ def _scope_problem(
     """Why a fuzz match at `start` would move the edit out of its function; None when it stays in it."""
     dropped = dropped_scope_line(lines, old, f, b, start, norm)
     if dropped is not None:
-        return f"that drops its context line {dropped!r}, which is not there"
+        return f"that drops its context line {clip(dropped)!r}, which is not there"
     if context and outside_heading(lines, start, context):
-        return f"that is not inside {context!r}, the function its header names"
+        return f"that is not inside {clip(context)!r}, the function its header names"
     return None
 
 

@@ -25,6 +25,27 @@ for _chars, _to in (
 _FOLD[ord("\u2026")] = "..."
 
 
+MAX_QUOTED_CHARS = 200
+"""How much of one line a refusal quotes: a minified file's line is a whole bundle."""
+
+
+def clip(text: str, around: int = 0) -> str:
+    """The line cut to `MAX_QUOTED_CHARS` characters around column `around` (where it differs), the cut parts
+    replaced by `[... N characters ...]`, so a refusal never quotes a 400 KB line whole."""
+    if len(text) <= MAX_QUOTED_CHARS:
+        return text
+    start = max(0, min(around - MAX_QUOTED_CHARS // 4, len(text) - MAX_QUOTED_CHARS))
+    end = start + MAX_QUOTED_CHARS
+    head = f"[... {start} characters ...]" if start else ""
+    tail = f"[... {len(text) - end} characters ...]" if end < len(text) else ""
+    return head + text[start:end] + tail
+
+
+def first_difference(a: str, b: str) -> int:
+    """The first column where two lines differ (the shorter one's length when one begins the other)."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
 def fold(text: str) -> str:
     """The line with surrounding whitespace removed and unicode dashes, quotes and odd spaces made ASCII."""
     return text.translate(_FOLD).strip()
