@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 import time
@@ -206,7 +207,9 @@ def scrub_env(
 
 
 def sandbox_env(scratch: Path, base: dict[str, str]) -> dict[str, str]:
-    """Point HOME and TMPDIR into `scratch` (creating them) and turn off colour codes in the output."""
+    """Point HOME and TMPDIR into `scratch` (creating them) and turn off colour codes in the output.
+
+    A backend that shows `<scratch>/tmp` as `/tmp` (bubblewrap) sets TMPDIR=/tmp instead: as short as bare pytest's."""
     home, tmp = scratch / "home", scratch / "tmp"
     home.mkdir(exist_ok=True)
     tmp.mkdir(exist_ok=True)
@@ -238,20 +241,26 @@ def scratch_root(configured: Path | None, backend: str) -> Path:
 def fresh_scratch(root: Path) -> Iterator[Path]:
     """A new private directory under `root`, removed with everything in it on exit.
 
-    Its name carries this process's `owner_tag`, so that the scratch dirs of a server that died mid-run (killed,
-    out of memory) are swept by the next run (`sweep_scratch`) and never those of a live one.
+    Its `OWNER_FILE` holds this process's `owner_tag`, so that the scratch dirs of a server that died mid-run
+    (killed, out of memory) are swept by the next run (`sweep_scratch`) and never those of a live one. The tag is
+    not in the dir's name: the tests' paths (TMPDIR, pytest's `tmp_path`) must stay short, since a unix socket
+    path has at most 107 bytes.
     """
     sweep_scratch(root)
-    path = Path(tempfile.mkdtemp(prefix=f"run-{owner_tag()}-", dir=root))
+    path = Path(tempfile.mkdtemp(prefix="run-", dir=root))
     try:
+        (path / OWNER_FILE).write_text(owner_tag())
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
 
 
-#: `run-<pid>.<pid namespace>-...`: a scratch dir (the cgroups use the same tag).
+#: The file in a scratch dir that names the process that made it (`owner_tag`).
+OWNER_FILE = ".owner"
+#: `run-<pid>.<pid namespace>-...`: a scratch dir named with its owner tag (before `OWNER_FILE`).
 _TAGGED_RUN = re.compile(r"run-(\d+\.\d+)-")
-#: A scratch dir from before the tag (`run-XXXXXXXX`) is swept only once it is this old.
+_TAG = re.compile(r"\d+\.\d+")
+#: A scratch dir without an owner (`run-XXXXXXXX`) is swept only once it is this old.
 UNTAGGED_MAX_AGE_S = 24 * 3600
 
 
@@ -280,15 +289,34 @@ def sweep_scratch(root: Path) -> int:
     removed = 0
     with contextlib.suppress(OSError):
         for entry in root.iterdir():
+            if not entry.name.startswith("run-") or entry.is_symlink() or not entry.is_dir():
+                continue
             match = _TAGGED_RUN.match(entry.name)
-            if match:
-                stale = owner_gone(match.group(1))
-            else:
-                stale = entry.name.startswith("run-") and _age_s(entry) > UNTAGGED_MAX_AGE_S
-            if stale and entry.is_dir() and not entry.is_symlink():
+            tag = match.group(1) if match else _read_owner(entry / OWNER_FILE)
+            # no owner (yet), or one the tests overwrote: only once it is old
+            known = tag is not None and _TAG.fullmatch(tag) is not None
+            if owner_gone(tag) if tag is not None and known else _age_s(entry) > UNTAGGED_MAX_AGE_S:
                 shutil.rmtree(entry, ignore_errors=True)
                 removed += 1
     return removed
+
+
+def _read_owner(path: Path) -> str | None:
+    """The tag in a scratch dir's owner file; None when there is none yet (the dir is being made) or it is not a
+    small regular file (the tests can write the scratch dir: a FIFO there must not block the sweep)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, 64).decode(errors="replace").strip() or None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _age_s(path: Path) -> float:

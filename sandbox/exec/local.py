@@ -139,6 +139,8 @@ class LocalSandbox:
             with self.scratch() as fresh:
                 return self.run(command, cwd=cwd, timeout=timeout, env=env, scratch=fresh, cancel=cancel)
         run_env = sandbox_env(scratch, scrub_env(os.environ, env, self.config.env_passthrough, self.hidden))
+        if self._bwrap:
+            run_env["TMPDIR"] = "/tmp"  # <scratch>/tmp is bound there: the tests' paths stay as short as bare pytest's
         program = command[0] if command else ""
         if not (shutil.which(program, path=run_env["PATH"]) if "/" not in program else (cwd / program).exists()):
             message = f"skillbank sandbox: cannot run {program!r}: not found\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import socket
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -78,11 +79,49 @@ def test_secrets_in_the_environment_do_not_reach_the_command(
 
 
 def test_home_and_tmpdir_are_fresh_dirs_removed_afterwards(sandbox: LocalSandbox, ws: Path) -> None:
-    result = sandbox.run(py("import os; print(os.environ['HOME']); print(os.environ['TMPDIR'])"), cwd=ws, timeout=30)
-    home, tmp = result.stdout.split()
-    assert home != str(Path.home())
+    code = "import os; open(os.path.join(os.environ['TMPDIR'], 'mark'), 'w').close(); print(os.environ['HOME'])"
+    with sandbox.scratch() as scratch:
+        result = sandbox.run(py(code), cwd=ws, timeout=30, scratch=scratch)
+        assert result.exit_code == 0, result.stderr
+        home = result.stdout.strip()
+        assert home != str(Path.home())
+        assert (scratch / "tmp" / "mark").is_file()
     assert not Path(home).exists()
-    assert not Path(tmp).exists()
+    assert not scratch.exists()
+
+
+SOCKET_TEST = """
+import socket
+
+def test_unix_server_binds(tmp_path):
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(tmp_path / "server.sock"))
+    server.listen()
+"""
+
+
+@pytest.mark.parametrize("use_bwrap", [True, False], ids=["bwrap", "plain"])
+def test_a_test_binding_a_unix_socket_in_tmp_path_passes_as_under_bare_pytest(ws: Path, use_bwrap: bool) -> None:
+    """A socket path has at most 107 bytes. Under bubblewrap the tests' TMPDIR is /tmp, as for bare pytest, whatever
+    the scratch root (here as long as a 7-digit uid's) and user name; under plain local it is only
+    `<scratch root>/run-XXXXXXXX/tmp` (here uid 1000's root and user `alice`: 103 bytes to the socket)."""
+    if use_bwrap and not BWRAP_OK:
+        pytest.skip("bubblewrap is not installed or cannot make namespaces")
+    (ws / "test_sock.py").write_text(SOCKET_TEST)
+    # as long as `skillbank-1000000-local` or `skillbank-1000-local`
+    root = Path(tempfile.mkdtemp(prefix="skillbank-1000000-" if use_bwrap else "skillbank-1000-", dir="/tmp"))
+    user = "ci-runner-01" if use_bwrap else "alice"
+    try:
+        box = LocalSandbox(
+            ws, LocalConfig(use_bwrap=use_bwrap, scratch_dir=root), ro_paths=[Path(sys.prefix), Path(sys.base_prefix)]
+        )
+        argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_sock.py"]
+        result = box.run(argv, cwd=ws, timeout=60, env={"USER": user})
+        assert result.exit_code == 0, result.stdout[-2000:]
+        tmpdir = box.run(py("import os; print(os.environ['TMPDIR'])"), cwd=ws, timeout=30).stdout.strip()
+        assert tmpdir == "/tmp" if use_bwrap else len(tmpdir) == len(f"{root}/run-XXXXXXXX/tmp")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_nonzero_exit_is_data_not_an_exception(sandbox: LocalSandbox, ws: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.exec.base import fresh_scratch, owner_tag
+from sandbox.exec.base import OWNER_FILE, fresh_scratch, owner_tag
 from sandbox.exec.cgroup import PidsCgroup
 
 
@@ -35,12 +35,28 @@ def test_the_scratch_dirs_of_a_dead_server_are_swept_and_live_ones_kept(tmp_path
     two_days_ago = time.time() - 2 * 24 * 3600
     os.utime(untagged_old, (two_days_ago, two_days_ago))
     with fresh_scratch(tmp_path) as made:
-        assert made.name.startswith(f"run-{owner_tag()}-")
+        assert (made / OWNER_FILE).read_text() == owner_tag()
         assert not stale.exists()
         assert not untagged_old.exists()
         assert live.exists()
         assert other_namespace.exists()
         assert untagged_recent.exists()
+
+
+def test_a_scratch_dir_named_by_its_owner_file_is_swept_only_when_its_server_is_gone(tmp_path: Path) -> None:
+    """The short names the tests' paths need (`run-XXXXXXXX`) keep their owner in a file; one the tests replaced by
+    a FIFO or garbage neither blocks the sweep nor makes a live run's dir look stale (it goes after a day)."""
+    dead, ns = dead_pid(), namespace()
+    made: dict[str, Path] = {}
+    for name, owner in (("stale", f"{dead}.{ns}"), ("live", owner_tag()), ("garbage", "x"), ("fifo", None)):
+        path = made[name] = tmp_path / f"run-{name}"
+        (path / "tmp").mkdir(parents=True)
+        if owner is None:
+            os.mkfifo(path / OWNER_FILE)
+        else:
+            (path / OWNER_FILE).write_text(owner)
+    with fresh_scratch(tmp_path):
+        assert {name for name, path in made.items() if path.exists()} == {"live", "garbage", "fifo"}
 
 
 def test_the_cgroup_of_a_dead_server_is_removed_with_its_processes(tmp_path: Path) -> None:
