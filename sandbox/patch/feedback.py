@@ -65,6 +65,16 @@ def _render_hunk(problem: Problem, result: HunkResult, total: int) -> str:
     lines = problem.outcome.original.lines
     where = f"{problem.path}, hunk {hunk.number} of {total} ({hunk.header.strip()[:80]}, patch line {hunk.patch_line})"
     codex = problem.section.fmt == "codex"
+    missing = result.problem
+    if isinstance(missing, AnchorMissing) and missing.alone is not None:
+        after = f" (line {missing.previous_at + 1})" if missing.previous_at is not None else ""
+        return (
+            f"{where}: the anchor `@@ {clip(missing.anchor)}` is at line {missing.alone + 1}, but not after the "
+            f"anchor before it, `@@ {clip(missing.previous)}`{after}: each anchor is looked for below the one "
+            "before it.\n"
+            "How to fix: list the `@@` anchors in the order of their lines in the file, outermost first, and check "
+            "that they name the class or function that really contains the change."
+        )
     if isinstance(result.problem, AnchorMissing):
         similar = _closest_line(lines, result.problem.anchor)
         hint = f" The most similar line is {similar[0] + 1}: {clip(similar[1].strip())!r}." if similar else ""
