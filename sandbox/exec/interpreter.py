@@ -76,6 +76,7 @@ def _venv_roots(venv: Path, python: Path) -> list[Path]:
     dirs or this server's own Python.
     """
     workspace = venv.parent
+    linked = _linked_venv(venv)
     prefixes: list[Path] = []
     cfg = venv / "pyvenv.cfg"
     if cfg.is_file():
@@ -88,9 +89,19 @@ def _venv_roots(venv: Path, python: Path) -> list[Path]:
     if real.is_file() and os.access(real, os.X_OK):
         prefixes.append(real.parent.parent)
     shown = [d for p in prefixes if _is_python_prefix(p) for d in _prefix_dirs(p.resolve())]
-    allowed = [workspace, venv, *shown, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+    allowed = [workspace, venv, *linked, *shown, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
     extra = [d for d in _pth_dirs(venv) if path_is_under(d.resolve(), allowed) and not _forbidden(d.resolve())]
-    return minimal_roots([venv, *shown, *extra])
+    return minimal_roots([venv, *linked, *shown, *extra])
+
+
+def _linked_venv(venv: Path) -> list[Path]:
+    """The real dir of a workspace `.venv` that is a link out of the workspace (a `--candidates` copy shares the
+    project's venv so): a sandbox that hides HOME, /tmp or /run must show it, or the link leads nowhere. Only a
+    virtualenv (a `pyvenv.cfg` file and a `bin` dir) is shown, never `/`, HOME or above it."""
+    real = venv.resolve()
+    if real.is_relative_to(venv.parent.resolve()) or _forbidden(real):
+        return []
+    return [real] if (real / "pyvenv.cfg").is_file() and (real / "bin").is_dir() else []
 
 
 def _forbidden(path: Path) -> bool:

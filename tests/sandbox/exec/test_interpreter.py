@@ -96,3 +96,30 @@ def test_a_fifo_left_as_a_pth_file_in_the_workspace_venv_does_not_block_the_look
         with open(site / "planted.pth", "w"):
             pass
     assert found == [ws / ".venv" / "bin" / "python"]
+
+
+def test_a_workspace_venv_linked_to_a_venv_elsewhere_shows_that_venv(tmp_path: Path) -> None:
+    real = tmp_path / "project" / ".venv"
+    _workspace_venv(real.parent, REAL_PYTHON.parent)
+    ws = tmp_path / "copy"
+    ws.mkdir()
+    (ws / ".venv").symlink_to(real, target_is_directory=True)
+    roots = find_interpreter(ws).roots
+    assert real in roots
+    assert (ws / ".venv") in roots
+
+
+def test_a_workspace_venv_linked_to_a_dir_that_is_no_venv_shows_nothing_of_it(tmp_path: Path, fake_home: Path) -> None:
+    secrets = fake_home / ".local" / "share" / "opencode"
+    (secrets / "bin").mkdir()
+    (secrets / "bin" / "python").symlink_to(sys.executable)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".venv").symlink_to(secrets, target_is_directory=True)
+    assert not any(root.is_relative_to(fake_home) for root in find_interpreter(ws).roots)
+    (ws / ".venv").unlink()
+    (ws / ".venv").symlink_to(fake_home, target_is_directory=True)
+    (fake_home / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (fake_home / "bin").mkdir()
+    (fake_home / "bin" / "python").symlink_to(sys.executable)
+    assert fake_home not in find_interpreter(ws).roots  # HOME itself is never shown, venv-like or not

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -14,6 +15,7 @@ import pytest
 from sandbox.errors import SandboxConfigError
 from sandbox.exec.base import Sandbox
 from sandbox.exec.cgroup import PidsCgroup
+from sandbox.exec.interpreter import find_interpreter
 from sandbox.exec.local import LocalConfig, LocalSandbox, probe_bwrap
 
 BWRAP = shutil.which("bwrap")
@@ -249,3 +251,15 @@ def test_interpreter_dirs_under_tmp_stay_visible_read_only(ws: Path, tmp_path: P
     code += "try:\n    p.write_text('x')\nexcept OSError:\n    print('read-only')\n"
     result = box.run(py(code), cwd=ws, timeout=30)
     assert result.stdout.split() == ["visible", "read-only"], result.stderr
+
+
+@needs_bwrap
+def test_a_workspace_venv_linked_to_a_venv_under_tmp_runs_under_bubblewrap(ws: Path, tmp_path: Path) -> None:
+    """What a `--candidates` copy does: its `.venv` links to the project's venv, here under the hidden /tmp."""
+    real = tmp_path / "project" / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(real)], check=True)
+    (ws / ".venv").symlink_to(real, target_is_directory=True)
+    found = find_interpreter(ws)
+    box = LocalSandbox(ws, LocalConfig(), ro_paths=found.roots)
+    result = box.run([str(found.path), "-c", "import sys; print(sys.prefix)"], cwd=ws, timeout=30)
+    assert (result.exit_code, result.stdout.strip()) == (0, str(ws / ".venv")), result.stderr
