@@ -38,7 +38,7 @@ def iter_patch(text: str) -> Iterator[FilePatch]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    lines = _strip_fence(lines)
+    lines = _dedent_envelope(_strip_fence(lines))
     begin = _codex_begin(lines)
     if begin is not None:
         sections = parse_codex(lines, begin)
@@ -74,6 +74,24 @@ def _strip_fence(lines: list[str]) -> list[str]:
     if lines[first].strip().startswith("```") and lines[last].strip() == "```":
         return lines[first + 1 : last]
     return lines
+
+
+def _dedent_envelope(lines: list[str]) -> list[str]:
+    """A Codex envelope indented as a whole (pasted from a Markdown list item or a quote) without that indentation:
+    every line that is not blank must begin with the indentation of its `*** Begin Patch` line, else it is refused
+    saying that `*** Begin Patch` starts its line."""
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None or lines[first].strip() != BEGIN or lines[first].rstrip() == BEGIN:
+        return lines
+    indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+    stray = next((i for i in range(first, len(lines)) if lines[i].strip() and not lines[i].startswith(indent)), None)
+    if stray is not None:
+        raise MalformedPatch(
+            stray + 1,
+            f"the envelope is indented ({len(indent)} character(s) before `{BEGIN}`), and this line is indented less",
+            f"start `{BEGIN}`, `{END}` and every line between them at the beginning of the line, not indented",
+        )
+    return [line[len(indent) :] if line.startswith(indent) else "" for line in lines]
 
 
 def _codex_begin(lines: list[str]) -> int | None:
