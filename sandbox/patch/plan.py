@@ -240,8 +240,10 @@ class Planner:
             raise self.fail(target.rel, "the patch moves or copies a file here but this file exists", "pick a new path")
         self.check_new_path(target)
         target.text = outcome.text
-        # The lines a section before this one wrote into the source are unknown here (checked whole).
-        target.changed = list(outcome.changed) if preimage or not source.touched else None
+        # The lines a section before this one wrote into the source are unknown here (checked whole); so is a file
+        # that becomes Python by its new name: nothing said its other blocks compile (a new file is checked whole).
+        python_before = source.rel.endswith(".py")
+        target.changed = list(outcome.changed) if python_before and (preimage or not source.touched) else None
         base_mode = source.disk_mode if preimage else source.mode
         target.mode = _mode(section, base_mode or DEFAULT_MODE)
         target.touched = True
