@@ -44,7 +44,15 @@ from sandbox.exec.base import (
 from sandbox.exec.cgroup import PidsCgroup
 from sandbox.exec.pump import pump_process
 from sandbox.exec.shim import make_undumpable, read_report, shim_args
-from sandbox.exec.view import MAX_SOCKET_MASKS, git_guard, host_sockets, runtime_args, runtime_dirs, socket_masks
+from sandbox.exec.view import (
+    MAX_SOCKET_MASKS,
+    git_dirs_outside,
+    git_guard,
+    host_sockets,
+    runtime_args,
+    runtime_dirs,
+    socket_masks,
+)
 
 UNFENCED_WARNING = "files outside the workspace are not protected (no bubblewrap)"
 UNMASKED_WARNING = "the skillbank data dir is not hidden from the tests (no bubblewrap); only its path is withheld"
@@ -265,10 +273,11 @@ class LocalSandbox:
         args += runtime_args(runtime)
         args += ["--bind", str(scratch / "tmp"), "/tmp", "--bind", str(scratch), str(scratch)]
         # The fresh HOME and /tmp hide what was there: bring back, read-only, the interpreter dirs among it
-        # (a checkout or a virtualenv under /tmp, as CI may have).
+        # (a checkout or a virtualenv under /tmp, as CI may have) and the git dirs outside the workspace that git
+        # in it uses (a worktree's, the enclosing repo's of a subdir).
         covered = [*hidden, *runtime, Path("/tmp")]
         shown = [self.workspace]
-        for root in minimal_roots(self.ro_paths):
+        for root in minimal_roots([*self.ro_paths, *git_dirs_outside(self.workspace)]):
             if path_is_under(root, covered) and not path_is_under(root, [scratch]) and root.exists():
                 args += ["--ro-bind", str(root), str(root)]
                 shown.append(root)

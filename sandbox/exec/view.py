@@ -8,7 +8,9 @@ pathname socket bound on the host (`/proc/net/unix`) gets `/dev/null` bound over
 The host runs git over the workspace's `.git` after a run (the syntax reward), so the tests must not be able to
 plant a filter or a hook there, nor create or redirect `.git`: whatever `.git` is, it is mounted read-only, and
 where there is none an empty read-only tmpfs takes its place. bubblewrap makes that mount point on the host; the
-last run that used it removes it again (`git_guard`).
+last run that used it removes it again (`git_guard`). The git dirs outside the workspace that git in it needs (a
+worktree's, the enclosing repo's of a subdir) are shown read-only where HOME, /tmp or /run would hide them
+(`git_dirs_outside`).
 """
 
 from __future__ import annotations
@@ -107,7 +109,29 @@ def git_args(workspace: Path) -> list[str]:
 def git_dirs_inside(workspace: Path) -> list[Path]:
     """The repo dirs that `<workspace>/.git` leads to (a link's target, a `gitdir:` file's dir and its
     `commondir`) where they lie inside the workspace: the tests could rewrite them otherwise."""
+    root = workspace.resolve()
+    return [t for t in _git_targets(workspace) if t.is_dir() and t != root and t.is_relative_to(root)]
+
+
+def git_dirs_outside(workspace: Path) -> list[Path]:
+    """The git dirs outside the workspace that git in it uses, to be shown read-only where the sandbox hides their
+    place (HOME, /tmp, /run): a worktree's gitdir and its `commondir`, a submodule's, a linked `.git`'s, or, for a
+    workspace without its own `.git` (a subdir of a repo), the enclosing repo's. Only dirs that look like a git dir,
+    and never the repo of HOME itself or of a dir above it (dotfiles: that would show HOME's tracked files)."""
+    root = workspace.resolve()
     git = workspace / ".git"
+    targets = _git_targets(workspace) if os.path.lexists(git) and not needs_placeholder(git) else []
+    if not os.path.lexists(git) or needs_placeholder(git):
+        for parent in root.parents:
+            if os.path.lexists(parent / ".git"):
+                targets = [(parent / ".git").resolve()] if (parent / ".git").is_dir() else _git_targets(parent)
+                break
+    return [t for t in targets if not t.is_relative_to(root) and _is_git_dir(t) and not _home_repo(t)]
+
+
+def _git_targets(where: Path) -> list[Path]:
+    """The resolved dirs `<where>/.git` leads to when it is a link or a `gitdir:` file (with its `commondir`)."""
+    git = where / ".git"
     targets: list[Path] = []
     if git.is_symlink():
         targets.append(git.resolve())
@@ -115,13 +139,28 @@ def git_dirs_inside(workspace: Path) -> list[Path]:
         with contextlib.suppress(OSError, UnicodeDecodeError):
             first = git.read_text().splitlines()[0] if git.stat().st_size < 4096 else ""
             if first.startswith("gitdir:"):
-                gitdir = (workspace / first.removeprefix("gitdir:").strip()).resolve()
+                gitdir = (where / first.removeprefix("gitdir:").strip()).resolve()
                 targets.append(gitdir)
                 common = gitdir / "commondir"
-                if common.is_file():
+                if common.is_file() and common.stat().st_size < 4096:
                     targets.append((gitdir / common.read_text().strip()).resolve())
-    root = workspace.resolve()
-    return [t for t in dict.fromkeys(targets) if t.is_dir() and t != root and t.is_relative_to(root)]
+    return list(dict.fromkeys(targets))
+
+
+def _is_git_dir(path: Path) -> bool:
+    return (
+        path.is_dir() and (path / "HEAD").is_file() and ((path / "objects").is_dir() or (path / "commondir").is_file())
+    )
+
+
+def _home_repo(path: Path) -> bool:
+    """`/`, HOME or above it, or inside the `.git` of one of those (a dotfiles repo's objects are HOME's files)."""
+    try:
+        home = Path.home().resolve()
+    except (RuntimeError, KeyError):
+        return path == Path("/")
+    above = [home, *home.parents]
+    return path in above or path_is_under(path, [a / ".git" for a in above])
 
 
 def needs_placeholder(git: Path) -> bool:

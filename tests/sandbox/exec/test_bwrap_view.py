@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from sandbox.exec.local import LocalConfig, LocalSandbox, probe_bwrap
-from sandbox.exec.view import git_guard, runtime_args, socket_masks
+from sandbox.exec.view import git_dirs_outside, git_guard, runtime_args, socket_masks
+from tests.sandbox.conftest import git as git_checked
 
 BWRAP = shutil.which("bwrap")
 BWRAP_OK = BWRAP is not None and probe_bwrap(BWRAP) is None
@@ -244,3 +245,64 @@ def test_a_workspace_the_user_cannot_write_gets_no_git_mount_point(tmp_path: Pat
         assert git_args(ws) == []
     finally:
         ws.chmod(0o755)
+
+
+#: What a test of a git tool (setuptools-scm, versioneer) does: read its repo, then try to write into its git dir.
+GIT_PROBE = """
+import pathlib, subprocess, sys
+top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True)
+print(top.returncode, top.stdout.strip() or top.stderr.strip())
+try:
+    (pathlib.Path(sys.argv[1]) / "planted").write_text("x")
+    print("WROTE")
+except OSError:
+    print("read-only")
+"""
+
+
+def _repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    (path / "sub").mkdir()
+    (path / "sub" / "m.py").write_text("x = 1\n")
+    git_checked(path, "init", "-q")
+    git_checked(path, "add", "-A")
+    git_checked(path, "commit", "-qm", "one")
+    return path
+
+
+@needs_bwrap
+def test_git_works_read_only_in_a_worktree_whose_repo_lies_under_the_hidden_tmp(tmp_path: Path) -> None:
+    main = _repo(tmp_path / "main")
+    wt = tmp_path / "wt"
+    git_checked(main, "worktree", "add", "-q", str(wt))
+    result = box(wt).run([sys.executable, "-c", GIT_PROBE, str(main / ".git")], cwd=wt, timeout=30)
+    assert result.stdout.split() == ["0", str(wt), "read-only"], result.stderr
+    assert not (main / ".git" / "planted").exists()
+
+
+@needs_bwrap
+def test_git_works_read_only_in_a_subdir_of_a_repo_under_the_hidden_tmp(tmp_path: Path) -> None:
+    main = _repo(tmp_path / "main")
+    ws = main / "sub"
+    result = box(ws).run([sys.executable, "-c", GIT_PROBE, str(main / ".git")], cwd=ws, timeout=30)
+    assert result.stdout.split() == ["0", str(main), "read-only"], result.stderr
+    assert not (main / ".git" / "planted").exists()
+
+
+def test_no_git_dir_outside_the_workspace_is_shown_but_a_real_one_of_a_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dotfiles repo of HOME (its objects are HOME's files) or a `gitdir:` naming a dir that is no git dir (a
+    `~/.ssh`) is never shown; the repo of a project inside HOME is, as its `.git` only."""
+    home = _repo(tmp_path / "home")
+    monkeypatch.setenv("HOME", str(home))
+    assert git_dirs_outside(home / "sub") == []
+    ssh = home / ".ssh"
+    ssh.mkdir()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".git").write_text(f"gitdir: {ssh}\n")
+    assert git_dirs_outside(ws) == []
+    project = _repo(home / "src" / "project")
+    assert git_dirs_outside(project / "sub") == [project / ".git"]
+    assert git_dirs_outside(project) == []
