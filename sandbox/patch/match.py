@@ -25,7 +25,7 @@ from functools import partial
 
 from sandbox.patch.models import MatchLevel
 from sandbox.patch.ops import Hunk
-from sandbox.patch.scope import dropped_scope_line, heading, outside_heading
+from sandbox.patch.scope import already_applied, dropped_scope_line, heading, outside_heading
 from sandbox.patch.textfile import clip, fold
 
 Comparator = tuple[MatchLevel, Callable[[str], str] | None]
@@ -135,6 +135,15 @@ Located = Match | Ambiguity | AnchorMissing | ScopeMismatch | EdgeMismatch | Non
 
 def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
     """Find the hunk at or after index `lo`; `origin` is the expected index (stated line plus earlier drift)."""
+    found = _locate(hay, hunk, origin, lo)
+    if isinstance(found, Match) and (found.trim_front or found.trim_back) and origin is not None:
+        done = already_applied(hay.lines, hunk.new_lines, origin)
+        if done is not None:
+            return ScopeMismatch(found.start, done, origin)
+    return found
+
+
+def _locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
     anchors: list[int] | None = None
     if hunk.anchors:
         anchors = anchor_positions(hay, hunk.anchors)

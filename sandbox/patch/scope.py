@@ -7,6 +7,8 @@ is `def add(a, b):` and whose change is `-    return a * b` would land inside `m
 - a dropped context line that opens a scope (`def`, `class`, `function`, ..., a C/Java function header
   `int f(void)`, a TOML `[section]`, a YAML `key:` above the hunk's lines, a Markdown heading) must still be where
   the hunk puts it;
+- a hunk whose new lines already stand where it states (the same patch sent again after a retry) is not applied
+  again wherever its removed lines still occur;
 - the function context of the hunk header (`@@ -5,3 +5,3 @@ def add(a, b):`, or the last Codex `@@ def add` anchor)
   must be the scope the match lies in: found above it with no other scope opened in between at its level.
 """
@@ -35,7 +37,7 @@ _CALL_HEAD_RE = re.compile(
 _SECTION_RE = re.compile(r"^\s*\[\[?\s*[\w.\-\"' ]+\s*\]\]?\s*(?:[#;].*)?$")
 #: A key that opens a mapping (YAML `server:`), with nothing after it but a comment; not Python's `else:`/`try:`.
 _KEY_OPENER_RE = re.compile(
-    r"^\s*(?!(?:else|try|finally|do|default|public|private|protected)\s*:)[\w.\-\"'$]+\s*:\s*(?:#.*)?$"
+    r"^\s*(?!(?:else|try|except|finally|do|default|public|private|protected)\s*:)[\w.\-\"'$]+\s*:\s*(?:#.*)?$"
 )
 #: A Markdown heading below the title (`## Usage`); a single `#` is a comment in too many languages.
 _MD_HEADING_RE = re.compile(r"^#{2,6}\s+\S")
@@ -109,3 +111,13 @@ def _leaves(line: str, level: int) -> bool:
 
 def _indent(line: str) -> int:
     return len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip())
+
+
+def already_applied(lines: list[str], new: list[str], at: int) -> str | None:
+    """Why a fuzz match must not be taken when the hunk's new side (`new`) already stands at index `at`, its stated
+    place (whitespace aside): the patch was applied before, and its removed lines elsewhere belong to other code."""
+    if not new or at < 0 or at + len(new) > len(lines):
+        return None
+    if any(a.strip() != b.strip() for a, b in zip(lines[at : at + len(new)], new, strict=True)):
+        return None
+    return f"its new lines are already at line {at + 1}, where it says it goes (was the patch applied before?)"

@@ -87,3 +87,15 @@ def test_function_headers_sections_mapping_keys_and_headings_open_scopes(line: s
 )
 def test_statements_calls_comments_and_block_keywords_open_no_scope(line: str, inner: int) -> None:
     assert not opens_scope(line, inner)
+
+
+def test_the_same_patch_sent_again_is_refused_as_applied_not_fuzzed_onto_a_twin_line(tmp_path: Path) -> None:
+    before = "a = 1;\nx = 0;\nb = 2;\n\nc = 3;\nx = 0;\nd = 4;\n"
+    patch = "--- a/m.c\n+++ b/m.c\n@@ -1,3 +1,3 @@\n a = 1;\n-x = 0;\n+x = 1;\n b = 2;\n"
+    (tmp_path / "m.c").write_text(before)
+    apply_patch(tmp_path, patch)
+    once = (tmp_path / "m.c").read_text()
+    assert once == before.replace("x = 0;", "x = 1;", 1)
+    with pytest.raises(PatchError, match="already at line 1, where it says it goes"):
+        apply_patch(tmp_path, patch)
+    assert (tmp_path / "m.c").read_text() == once
