@@ -102,7 +102,8 @@ def route(tool: str, exc: Exception) -> ToolError:
     for kind, public in ENVIRONMENT:
         if isinstance(exc, kind):
             incident = incident_id()
-            log.error("%s: %s: %s [%s]", tool, type(exc).__name__, exc, incident)
+            # escaped: a message naming a file that is not UTF-8 must not break a log handler that encodes strictly
+            log.error("%s: %s: %s [%s]", tool, type(exc).__name__, escape_surrogates(str(exc)), incident)
             workaround = getattr(exc, "workaround", None)
             meanwhile = f" Meanwhile you can {workaround}." if workaround else ""
             return ToolError(
