@@ -215,7 +215,8 @@ class HeuristicDistiller:
         rule = [EditRewrite(before=rw.before, after=rw.after) for rw in rewrites]
         verified = "the whole test suite" if fix.verified_by.scope is None else "the selected tests"
         advice = ADVICE.get(sig.exc_type, f"{sig.exc_type} was raised where the rule's left side was.")
-        why = f"{advice} Applying the rewrite removed `{sig.example[:160]}`; {verified} passed afterwards."
+        removed = _shareable(sig.example, traj.workspace)[:160]  # cut after the paths go: their length is the user's
+        why = f"{advice} Applying the rewrite removed `{removed}`; {verified} passed afterwards."
         examples = [lesson.example_line(rw, traj.trajectory_id) for rw in rewrites[:1]]
         tag = lesson.lesson_tag(sig.text, rule)
         return self._skill(

@@ -160,7 +160,7 @@ def test_a_case_note_whose_pattern_keeps_words_to_recognise_it_by_is_still_made(
 
 
 def test_absolute_paths_quoted_in_a_skill_become_relative_or_a_placeholder(steps, tmp_path: Path) -> None:
-    ws = tmp_path / "alice-private-client"
+    ws = tmp_path / ("alice-private-client-" + "x" * 60)  # a long workspace path: the quote is cut after it goes
     ws.mkdir()
     secret = "/home/alice/acme-secret-project/config/settings.json"
     src = f"import json\n\n\ndef load():\n    with open({secret!r}) as f:\n        return json.load(f)\n"
