@@ -2,6 +2,18 @@
 newest first, printed under its table."""
 
 NOTES = """\
+The seventh round (2026-12-01 21:03-22:42 UTC, no speed work; correctness fixes of the engine found by review on
+non-Python files: indentation mapped between widths, scope lines of C/Java/TOML/YAML/Markdown guarding fuzz, a resent
+patch refused, long refusal lines cut, the skillbank data dir refused by the jail): this benchmark at the start and
+at the end of the round, quiet machine both times: 2.28x (163.6 vs 71.9 ms) and 2.29x (158.2 vs 69.0 ms). The
+engine as served 92.9 and 93.5 ms. Not met.
+- Measured and not done, for search: MiniLM as a plain numpy forward pass from its safetensors weights gives the
+  stored vectors (cosine 1.0000, max abs difference 1.5e-7) and loads in 0.26 s instead of ~4 s, but costs as much CPU
+  per short query as torch (13.8 vs 13.1 ms of thread time, measured under load): the 6 layers' arithmetic is the
+  cost. MiniLM exported with torch.onnx and run by onnxruntime gives the same vectors; measured only while other work
+  loaded both cores (12.4-13.1 ms vs torch's 17.9-29.0 ms wall, one run each), not rechecked quietly, and it needs
+  the `onnx` package and an export step at install: not pursued this session.
+
 The sixth round (2026-12-01 18:20-19:35 UTC, correctness fixes of the engine found by review, then this benchmark
 again):
 
