@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from sandbox.patch.indent import IndentMismatch, Remap, level_map
+from sandbox.patch.indent import IndentMismatch, Remap, context_pairs, level_map
 from sandbox.patch.match import Ambiguity, AnchorMissing, EdgeMismatch, Haystack, Match, ScopeMismatch, locate
 from sandbox.patch.ops import Hunk, HunkLine
 from sandbox.patch.textfile import BOM, CRLF, LF, TextFile
@@ -215,16 +215,9 @@ def _indent_shift(body: list[HunkLine], file_lines: list[str], start: int) -> tu
     recipe, Go) gets `("\t", spaces)`: the added lines' leading spaces become tabs."""
     shifts: set[tuple[str, str]] = set()
     tab_widths: set[int] = set()
-    ptr = start
-    removed = False
-    for line in body:
-        if line.op == "+":
-            continue
-        actual = file_lines[ptr]
-        ptr += 1
-        if not line.text.strip() or not actual.strip():
-            continue
-        removed = removed or line.op == "-"
+    matched = context_pairs(body, file_lines, start)
+    removed = any(line.op == "-" for line, _ in matched)
+    for line, actual in matched:
         want, have = _leading(line.text), _leading(actual)
         if have.endswith(want):
             shifts.add(("", have[: len(have) - len(want)]))

@@ -42,22 +42,30 @@ def _width(text: str) -> int | None:
     return None if "\t" in lead else len(lead)
 
 
+def context_pairs(body: list[HunkLine], file_lines: list[str], start: int) -> list[tuple[HunkLine, str]]:
+    """The hunk's context and removed lines beside the file's lines they matched at `start`, blank ones left out:
+    the evidence of how the patch's indentation relates to the file's."""
+    pairs: list[tuple[HunkLine, str]] = []
+    ptr = start
+    for line in body:
+        if line.op == "+":
+            continue
+        actual = file_lines[ptr]
+        ptr += 1
+        if line.text.strip() and actual.strip():
+            pairs.append((line, actual))
+    return pairs
+
+
 def level_map(body: list[HunkLine], file_lines: list[str], start: int) -> Remap | IndentMismatch | None:
     """How to re-indent the `+` lines when no single prefix turns the patch's indentation into the file's.
 
     None: leave them as written (tabs involved, no context, or the context does not tell a mapping).
     """
     pairs: dict[int, int] = {}
-    ptr = start
-    removed = False
-    for line in body:
-        if line.op == "+":
-            continue
-        actual = file_lines[ptr]
-        ptr += 1
-        if not line.text.strip() or not actual.strip():
-            continue
-        removed = removed or line.op == "-"
+    matched = context_pairs(body, file_lines, start)
+    removed = any(line.op == "-" for line, _ in matched)
+    for line, actual in matched:
         want, have = _width(line.text), _width(actual)
         if want is None or have is None or pairs.setdefault(want, have) != have:
             return None
