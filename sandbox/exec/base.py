@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import signal
-import stat
 import tempfile
 import threading
 import time
@@ -25,6 +24,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel
 
 from sandbox.errors import SandboxConfigError
+from sandbox.untrusted import read_small
 
 #: Environment variables a sandboxed command inherits from the host (all others are dropped).
 ENV_ALLOWLIST = ("PATH", "LANG", "LANGUAGE", "TZ", "TERM")
@@ -304,19 +304,8 @@ def sweep_scratch(root: Path) -> int:
 def _read_owner(path: Path) -> str | None:
     """The tag in a scratch dir's owner file; None when there is none yet (the dir is being made) or it is not a
     small regular file (the tests can write the scratch dir: a FIFO there must not block the sweep)."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, 64).decode(errors="replace").strip() or None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    data = read_small(path, 64)
+    return (data.decode(errors="replace").strip() or None) if data is not None else None
 
 
 def _age_s(path: Path) -> float:

@@ -30,6 +30,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandbox.untrusted import OPEN_FLAGS, read_small
+
 #: Directories never searched for Python files when the workspace is not a git repo.
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".venv", "venv", "env", "node_modules", "__pycache__", ".tox", ".nox", "build", "dist"}
@@ -259,9 +261,8 @@ class _Reader:
             )
         if not inside:
             return None
-        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
-            fd = os.open(os.path.join(self.ws, rel), flags)
+            fd = os.open(os.path.join(self.ws, rel), OPEN_FLAGS)
         except OSError:
             return None
         with contextlib.closing(os.fdopen(fd, "rb", buffering=0)) as handle:
@@ -310,14 +311,7 @@ def _mark(path: Path) -> tuple[object, ...]:
         with contextlib.suppress(OSError):
             if not os.listdir(path):
                 return ("absent",)
-    text = b""
-    if stat.S_ISREG(info.st_mode):
-        with contextlib.suppress(OSError):
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-            try:
-                text = os.read(fd, 4096)
-            finally:
-                os.close(fd)
+    text = (read_small(path, 4096) or b"") if stat.S_ISREG(info.st_mode) else b""
     return (stat.S_IFMT(info.st_mode), info.st_dev, info.st_ino, text)
 
 

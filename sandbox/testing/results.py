@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from sandbox.testing.models import OUTCOME_ORDER, Outcome, TestCase
+from sandbox.untrusted import OPEN_FLAGS
 
 #: The pytest options that make the reports parsed here (added to the default command). `--rootdir=.` (the
 #: workspace, the run's cwd) makes junit's ids relative to the workspace, as the summary's (cwd-relative) ids are,
@@ -100,7 +101,7 @@ def parse_junit(
     `max_bytes`.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, OPEN_FLAGS)
     except FileNotFoundError:
         return ParsedReport()
     except OSError as exc:
