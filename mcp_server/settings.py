@@ -39,13 +39,18 @@ def absolute_program(program: str) -> str:
     return program
 
 
-EMBEDDER_FORMS = "'minilm', 'sentence-transformers:<model name or path>', 'hash' or 'hash:<dimension, at least 8>'"
+EMBEDDER_FORMS = (
+    "'minilm' ('minilm:onnxruntime', 'minilm:torch'), 'sentence-transformers:<model name or path>', 'hash' or "
+    "'hash:<dimension, at least 8>'"
+)
 
 
 def check_embedder(spec: str) -> None:
     """Refuse (`ValueError`) an embedder spec the factory (`skills_store.embedders.specs.build_inner`) would refuse
     when the first search builds it, so that `serve` stops at start-up instead. Loads no model."""
-    if spec == "minilm":
+    from skills_store.embedders.specs import MINILM_SPECS
+
+    if spec in MINILM_SPECS:
         return
     if spec.startswith("sentence-transformers:"):
         if spec.partition(":")[2].strip():

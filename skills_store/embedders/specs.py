@@ -13,12 +13,17 @@ if TYPE_CHECKING:  # the protocol module imports the pydantic models, which the 
     from skills_store.protocols import Embedder
 
 
+#: The packaged MiniLM's specs and the runtime each runs it with (`minilm`: onnxruntime when it imports, else
+#: torch). Same model, same vectors: a store written with one is read with the others.
+MINILM_SPECS = {"minilm": "auto", "minilm:onnxruntime": "onnxruntime", "minilm:torch": "torch"}
+
+
 def build_inner(spec: str) -> Embedder:
     """The embedder `spec` names, in this process, without a cache."""
-    if spec == "minilm":
+    if spec in MINILM_SPECS:
         from skills_store.embedders.minilm import MiniLMEmbedder
 
-        return MiniLMEmbedder()
+        return MiniLMEmbedder(runtime=MINILM_SPECS[spec])
     if spec.startswith("sentence-transformers:"):
         from skills_store.embedders.st import SentenceTransformerEmbedder
 
@@ -32,5 +37,6 @@ def build_inner(spec: str) -> Embedder:
             raise ConfigError(f"bad embedder {spec!r}: the hash dimension must be an integer (hash:384)") from None
         return HashEmbedder(dim=dim)
     raise ConfigError(
-        f"unknown embedder {spec!r}: use 'minilm', 'sentence-transformers:<model name or path>' or 'hash'"
+        f"unknown embedder {spec!r}: use 'minilm' ('minilm:onnxruntime', 'minilm:torch'), "
+        "'sentence-transformers:<model name or path>' or 'hash'"
     )

@@ -1,7 +1,7 @@
 """`WorkerEmbedder`: an embedding model that loads and runs in a worker process (`worker_main`).
 
-Why a process: importing torch's C extensions holds the interpreter lock for up to 0.6 s at a time on a busy
-machine. Loaded in a thread of the MCP server, that stalls every request being served, and a client that
+Why a process: importing a model runtime's C extensions (torch's for up to 0.6 s at a time on a busy machine;
+onnxruntime's, the default, less) holds the interpreter lock. Loaded in a thread of the MCP server, that stalls every request being served, and a client that
 disconnects during the load waits for it before the server can leave. In a worker the server's interpreter
 never sees torch: the load costs it nothing, exit is `kill`, and an encode is one pipe round trip (the vectors
 come back as raw float32 bytes).
@@ -28,6 +28,7 @@ from typing import IO, Any, TypeVar
 
 import numpy as np
 
+from skills_store.embedders.specs import MINILM_SPECS
 from skills_store.embedders.worker_main import _SHAPE, read_frame, write_frame
 from skills_store.errors import ConfigError, SkillStoreError
 
@@ -36,7 +37,7 @@ T = TypeVar("T")
 
 #: Specs whose name and dimension are known without loading the model (so building the embedder never waits).
 #: A `hash` worker (no model; `make_embedder` keeps it in-process) exists for tests of the worker itself.
-KNOWN = {"minilm": ("all-MiniLM-L6-v2", 384)}
+KNOWN = dict.fromkeys(MINILM_SPECS, ("all-MiniLM-L6-v2", 384))
 
 _LIVE: weakref.WeakSet[WorkerEmbedder] = weakref.WeakSet()
 
@@ -45,7 +46,8 @@ def check_spec(spec: str) -> None:
     """Refuse a spec the worker could not load, before spawning anything."""
     if spec not in KNOWN and not spec.startswith(("sentence-transformers:", "hash")):
         raise ConfigError(
-            f"unknown embedder {spec!r}: use 'minilm', 'sentence-transformers:<model name or path>' or 'hash'"
+            f"unknown embedder {spec!r}: use 'minilm' ('minilm:onnxruntime', 'minilm:torch'), "
+            "'sentence-transformers:<model name or path>' or 'hash'"
         )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -79,13 +80,17 @@ def _server_pid(home: Path) -> int:
     raise LookupError("no server process")
 
 
+_RUNTIME = re.compile(rb"libtorch|onnxruntime")
+
+
 def _loading_worker(server: int) -> int | None:
-    """The server's embedder worker once torch's library is mapped in it (the model load is under way)."""
+    """The server's embedder worker once its model runtime's library is mapped in it (onnxruntime's, or torch's
+    where it runs on torch): the model load is under way."""
     for entry in Path("/proc").iterdir():
         try:
             if not entry.name.isdigit() or int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) != server:
                 continue
-            if b"worker_main" in (entry / "cmdline").read_bytes() and b"libtorch" in (entry / "maps").read_bytes():
+            if b"worker_main" in (entry / "cmdline").read_bytes() and _RUNTIME.search((entry / "maps").read_bytes()):
                 return int(entry.name)
         except (OSError, IndexError, ValueError):
             continue
@@ -118,11 +123,11 @@ async def test_the_server_leaves_at_once_when_its_client_disconnects_during_the_
         pid = _server_pid(home)
         async with anyio.create_task_group() as tg:
             tg.start_soon(client.call_tool, "search_skills", {"query": "ModuleNotFoundError: No module named 'x'"})
-            with anyio.fail_after(30):  # the search starts the model load in the worker: torch's library is mapped
+            with anyio.fail_after(30):  # the search starts the model load in the worker: its runtime is mapped
                 while (worker := _loading_worker(pid)) is None:
                     await anyio.sleep(0.01)
             tg.cancel_scope.cancel()
-        assert b"libtorch" not in Path(f"/proc/{pid}/maps").read_bytes()  # torch never enters the server
+        assert not _RUNTIME.search(Path(f"/proc/{pid}/maps").read_bytes())  # the runtime never enters the server
     finally:
         start = time.perf_counter()
         await client.__aexit__(None, None, None)

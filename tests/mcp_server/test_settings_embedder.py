@@ -16,7 +16,10 @@ from skills_store.embedders import make_embedder
 from skills_store.errors import ConfigError
 
 
-@pytest.mark.parametrize("spec", ["minilm", "hash", "hash:64", "sentence-transformers:all-MiniLM-L6-v2"])
+@pytest.mark.parametrize(
+    "spec",
+    ["minilm", "minilm:onnxruntime", "minilm:torch", "hash", "hash:64", "sentence-transformers:all-MiniLM-L6-v2"],
+)
 def test_every_form_the_embedder_factory_accepts_is_a_valid_setting(spec: str) -> None:
     assert Settings(embedder=spec).embedder == spec
 
@@ -24,7 +27,11 @@ def test_every_form_the_embedder_factory_accepts_is_a_valid_setting(spec: str) -
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("nope", "unknown embedder 'nope': use 'minilm', 'sentence-transformers:<model name or path>', 'hash'"),
+        (
+            "nope",
+            r"unknown embedder 'nope': use 'minilm' \('minilm:onnxruntime', 'minilm:torch'\), 'sentence-transformers",
+        ),
+        ("minilm:tf", "unknown embedder 'minilm:tf'"),
         ("MiniLM", "unknown embedder 'MiniLM'"),
         (" minilm", "unknown embedder ' minilm'"),
         ("hash:x", "the hash dimension must be an integer"),

@@ -1,0 +1,194 @@
+"""MiniLM on onnxruntime: the protobuf writer, the BERT graph against the torch encoder, and the runtime choice."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from skills_store.embedders.onnx_graph import GraphWriter, _varint
+from skills_store.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(
+    ("value", "encoded"),
+    [(0, b"\x00"), (1, b"\x01"), (127, b"\x7f"), (128, b"\x80\x01"), (300, b"\xac\x02"), (-1, b"\xff" * 9 + b"\x01")],
+)
+def test_varints_are_protobufs(value: int, encoded: bytes) -> None:
+    assert _varint(value) == encoded
+
+
+def test_a_written_graph_loads_and_computes_with_every_attribute_kind() -> None:
+    """A float attribute (epsilon), a negative int (axis=-1), an int list (perm) and int64/float32 initializers."""
+    import onnxruntime
+
+    g = GraphWriter("check")
+    x = g.input("x", np.float32, ["batch", 3])
+    rows = g.input("rows", np.int64, ["n"])
+    table = g.constant("table", np.arange(12, dtype=np.float32).reshape(4, 3))
+    gathered = g.node("Gather", [table, rows])
+    shifted = g.node("Add", [x, g.constant("shift", np.array([1.0, -2.0, 0.5], dtype=np.float32))])
+    normed = g.node(
+        "LayerNormalization",
+        [shifted, g.constant("gamma", np.ones(3, np.float32)), g.constant("beta", np.zeros(3, np.float32))],
+        epsilon=1e-3,
+    )
+    soft = g.node("Softmax", [normed], axis=-1)
+    g.node("Transpose", [soft], out="t", perm=[1, 0])
+    g.node("Identity", [gathered], out="g")
+    g.output("t", np.float32, [3, "batch"])
+    g.output("g", np.float32, ["n", 3])
+    session = onnxruntime.InferenceSession(g.model_bytes(), providers=["CPUExecutionProvider"])
+    feed_x = np.array([[0.0, 1.0, 2.0], [3.0, -1.0, 0.0]], dtype=np.float32)
+    t, gathered_rows = session.run(["t", "g"], {"x": feed_x, "rows": np.array([3, 0], dtype=np.int64)})
+    shifted_np = feed_x + np.array([1.0, -2.0, 0.5], dtype=np.float32)
+    mean, var = shifted_np.mean(-1, keepdims=True), shifted_np.var(-1, keepdims=True)
+    normed_np = (shifted_np - mean) / np.sqrt(var + 1e-3)
+    soft_np = np.exp(normed_np) / np.exp(normed_np).sum(-1, keepdims=True)
+    assert np.allclose(t, soft_np.T, atol=1e-6)
+    assert np.array_equal(gathered_rows, np.arange(12, dtype=np.float32).reshape(4, 3)[[3, 0]])
+
+
+def test_an_initializer_of_another_dtype_is_refused() -> None:
+    with pytest.raises(TypeError, match="not float32 or int64"):
+        GraphWriter("x").constant("half", np.ones(2, dtype=np.float16))
+
+
+def _tiny_bert(tmp_path: Path, layers: int, seed: int = 3) -> Path:
+    """A random BERT checkpoint of hidden size 16 (2 heads) with the packaged tokenizer: not MiniLM's shape."""
+    from safetensors.numpy import save_file
+
+    from skills_store.embedders.minilm import packaged_model_path
+
+    rng = np.random.default_rng(seed)
+    dim, inner, vocab = 16, 24, 30522
+    config = {"model_type": "bert", "hidden_size": dim, "num_attention_heads": 2, "num_hidden_layers": layers,
+              "intermediate_size": inner, "vocab_size": vocab, "max_position_embeddings": 64, "layer_norm_eps": 1e-12,
+              "pad_token_id": 0}  # fmt: skip
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    (tmp_path / "tokenizer.json").symlink_to(packaged_model_path() / "tokenizer.json")
+
+    def w(*shape: int) -> np.ndarray:
+        return rng.normal(0, 0.3, shape).astype(np.float32)
+
+    tensors = {"embeddings.word_embeddings.weight": w(vocab, dim), "embeddings.position_embeddings.weight": w(64, dim),
+               "embeddings.token_type_embeddings.weight": w(2, dim),
+               "embeddings.LayerNorm.weight": 1 + w(dim), "embeddings.LayerNorm.bias": w(dim)}  # fmt: skip
+    shapes = {"attention.self.query": (dim, dim), "attention.self.key": (dim, dim),
+              "attention.self.value": (dim, dim), "attention.output.dense": (dim, dim),
+              "intermediate.dense": (inner, dim), "output.dense": (dim, inner)}  # fmt: skip
+    for i in range(layers):
+        for part, shape in shapes.items():
+            tensors[f"bert.encoder.layer.{i}.{part}.weight"] = w(*shape)
+            tensors[f"bert.encoder.layer.{i}.{part}.bias"] = w(shape[0])
+        for part in ("attention.output.LayerNorm", "output.LayerNorm"):
+            tensors[f"bert.encoder.layer.{i}.{part}.weight"] = 1 + w(dim)
+            tensors[f"bert.encoder.layer.{i}.{part}.bias"] = w(dim)
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    return tmp_path
+
+
+@pytest.mark.parametrize("layers", [0, 2])
+def test_the_graph_computes_what_the_torch_encoder_computes_for_any_bert(tmp_path: Path, layers: int) -> None:
+    """Another hidden size, head count, depth (none at all too) and a 64-token limit: nothing MiniLM-specific."""
+    from skills_store.embedders.bert_ort import OrtBertEncoder
+    from skills_store.embedders.minilm import _torch_pooled
+
+    path = _tiny_bert(tmp_path, layers)
+    texts = ["KeyError: 'qty'", "", "a long failure message that runs past the limit " * 12, "é 中文 🎉"]
+    ours = OrtBertEncoder(path, 256).pooled(texts)
+    reference = _torch_pooled(path, 256)(texts)
+    assert ours.shape == (4, 16)
+    assert ours.dtype == np.float32
+    assert np.abs(ours - reference).max() < 1e-5
+
+
+def test_an_incomplete_checkpoint_is_refused_by_the_onnxruntime_encoder_too(tmp_path: Path) -> None:
+    from safetensors.numpy import load_file, save_file
+
+    from skills_store.embedders.bert_ort import OrtBertEncoder
+
+    path = _tiny_bert(tmp_path, 2)
+    tensors = load_file(str(path / "model.safetensors"))
+    del tensors["bert.encoder.layer.1.output.dense.bias"]
+    save_file(tensors, str(path / "model.safetensors"))
+    with pytest.raises(ConfigError, match=r"lacks 1 tensor\(s\), e.g. encoder.layer.1.output.dense.bias"):
+        OrtBertEncoder(path, 256)
+
+
+def test_bert_graph_bytes_do_not_depend_on_the_arrays_memory_layout() -> None:
+    """A transposed (non-contiguous) or big-endian array is written as the same little-endian numbers."""
+    a = GraphWriter("a")
+    a.constant("m", np.arange(6, dtype=np.float32).reshape(2, 3).T)
+    b = GraphWriter("a")
+    b.constant("m", np.ascontiguousarray(np.arange(6, dtype=">f4").reshape(2, 3).T))
+    assert a.model_bytes() == b.model_bytes()
+
+
+def test_an_unknown_runtime_is_refused() -> None:
+    from skills_store.embedders.minilm import MiniLMEmbedder
+
+    with pytest.raises(ConfigError, match="unknown MiniLM runtime 'tf'"):
+        MiniLMEmbedder(runtime="tf")
+
+
+def test_without_onnxruntime_minilm_runs_on_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skills_store.embedders import minilm
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(minilm.importlib.util, "find_spec", lambda name: None if name == "onnxruntime" else real(name))
+    assert minilm.MiniLMEmbedder().runtime == "torch"
+
+
+@pytest.mark.minilm
+@pytest.mark.slow
+class TestMiniLMRuntimes:
+    def test_both_runtimes_and_sentence_transformers_give_the_same_vectors(self) -> None:
+        from skills_store.embedders.minilm import MiniLMEmbedder, packaged_model_path
+        from skills_store.embedders.st import SentenceTransformerEmbedder
+
+        texts = [
+            "ModuleNotFoundError: No module named 'yaml'",
+            "",
+            "é 中文 🎉",
+            "the tests hang when the event loop closes " * 60,
+        ]  # fmt: skip (the last is cut at 256 tokens)
+        onnx = MiniLMEmbedder(runtime="onnxruntime")
+        assert onnx.runtime == "onnxruntime"
+        assert MiniLMEmbedder().runtime == "onnxruntime"
+        reference = SentenceTransformerEmbedder(str(packaged_model_path())).embed(texts)
+        torch_vectors = MiniLMEmbedder(runtime="torch").embed(texts)
+        ours = onnx.embed(texts)
+        assert np.abs(ours - torch_vectors).max() < 1e-5
+        assert np.abs(ours - reference).max() < 1e-4
+        assert np.allclose(np.linalg.norm(ours, axis=1), 1.0, atol=1e-5)
+
+    def test_the_default_runtime_never_imports_torch(self) -> None:
+        """What the embedder worker saves: torch's import (~1 s and ~200 MB) before the first search."""
+        code = (
+            "import sys; from skills_store.embedders.minilm import MiniLMEmbedder; e = MiniLMEmbedder();"
+            "e.embed(['x'] * 20); print(e.runtime, 'torch' in sys.modules)"
+        )
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+        assert done.stdout.split() == ["onnxruntime", "False"]
+
+    def test_the_worker_runs_either_runtime_by_spec(self) -> None:
+        from skills_store.embedders.worker import WorkerEmbedder
+
+        texts = ["AttributeError: 'NoneType' object has no attribute 'x'"]
+        vectors = []
+        for spec in ("minilm:onnxruntime", "minilm:torch"):
+            worker = WorkerEmbedder(spec)
+            try:
+                assert (worker.name, worker.dim) == ("all-MiniLM-L6-v2", 384)
+                vectors.append(worker.embed(texts))
+            finally:
+                worker.close()
+        assert np.abs(vectors[0] - vectors[1]).max() < 1e-5
