@@ -14,8 +14,8 @@ from pathlib import Path
 
 REPORTS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
 BENCHMARKS = [
-    "retrieval", "relevance", "search", "search_stdio", "embedder_worker", "startup", "patch", "patch_mcp",
-    "run_tests", "redact", "ingest", "hooks", "distill", "lessons",
+    "retrieval", "relevance", "search", "search_stdio", "embedder_worker", "embedder_runtime", "startup", "patch",
+    "patch_mcp", "run_tests", "redact", "ingest", "hooks", "distill", "lessons",
 ]  # fmt: skip
 #: Benchmarks whose reports have other names than the benchmark's.
 REPORT_NAMES = {"lessons": ["distill-lessons", "distill-lessons-no-starter"]}

@@ -78,6 +78,26 @@ server.run()
 """
 NOTES = """
 
+## Notes (measured 2026-12-02 00:00-00:50 UTC: MiniLM on onnxruntime in the worker)
+
+- The server's worker now runs MiniLM on onnxruntime (`skills_store/embedders/bert_ort.py`); the floor keeps the
+  torch encode every earlier run used, and the last table's two right-hand columns give onnxruntime's encode in
+  this process (timed after the servers left: a second model in this process during the run slowed the floor's
+  encode by competing for the caches, 6.4 -> 9-13 ms, so it is not interleaved).
+- In-process, one short query, machine idle: onnxruntime 2.7-2.9 ms against torch's 5.5-5.7 back to back, 4.6-5.9
+  against 8.0-8.6 paced; tracebacks 10.1-10.5 against 11.9-12.7. Through the worker the gain is smaller
+  (`bench/embedder_runtime.py`: 0.91x wall, 0.65x of the worker's CPU).
+- This VM ran ~2x slower all this session than the day before (a bare hello-world MCPServer's start 982 ms against
+  482, a bare stdio tool's round trip 4.4 ms against 2.5): the transport, which no runtime changes, is a larger
+  share of the tool's time, and the target is missed for short queries in both pacings.
+- Alternating the server's runtime (`--embedder minilm:torch` / `minilm`, 100 queries per kind, two pairs): short
+  queries back to back 21.3 / 17.5 and 22.8 / 23.2 ms, paced 25.5 / 19.7 and 39.2 / 39.5; tracebacks back to back
+  24.3 / 21.6 and 29.5 / 32.7.
+- Tried and not kept: the onnxruntime intra-op pool spinning (default) keeps one core busy between encodes (20 ms
+  of CPU per 20 ms idle) for ~1.5 ms less per short query back to back; a bounded spin (100 us) gave that back to
+  back but 14 ms paced against 11; com.microsoft `MultiHeadAttention` in place of the attention's plain operators:
+  the same vectors, no faster for a query or a batch.
+
 ## Notes (measured 2026-12-01 16:50-17:07 UTC: torch's thread count in the worker)
 
 - Four runs of this benchmark today with idle CPUs (two with the one-thread trial below): short queries back to

@@ -62,7 +62,7 @@ async def time_to_exit(args: list[str], home: Path, *, during_load: bool = False
             async with anyio.create_task_group() as tg:
                 tg.start_soon(client.call_tool, "search_skills", {"query": "KeyError: 'x'"})
                 with anyio.fail_after(60):
-                    while not (workers := worker_pids(pid, b"libtorch")):
+                    while not (workers := worker_pids(pid, (b"onnxruntime", b"libtorch"))):
                         await anyio.sleep(0.01)
                 tg.cancel_scope.cancel()
     finally:
@@ -83,15 +83,18 @@ def _state(pid: int) -> str:
         return "gone"
 
 
-def worker_pids(server: int, mapped: bytes = b"") -> list[int]:
-    """The server's embedder worker processes (those with `mapped` in their memory map)."""
+def worker_pids(server: int, mapped: tuple[bytes, ...] = (b"",)) -> list[int]:
+    """The server's embedder worker processes (those with one of `mapped` in their memory map: a model runtime's
+    library once its load is under way)."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
             if not entry.name.isdigit() or int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) != server:
                 continue
-            if b"worker_main" in (entry / "cmdline").read_bytes() and mapped in (entry / "maps").read_bytes():
-                found.append(int(entry.name))
+            if b"worker_main" in (entry / "cmdline").read_bytes():
+                maps = (entry / "maps").read_bytes()
+                if any(name in maps for name in mapped):
+                    found.append(int(entry.name))
         except (OSError, IndexError, ValueError):
             continue
     return found
