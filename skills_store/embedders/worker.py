@@ -1,10 +1,10 @@
 """`WorkerEmbedder`: an embedding model that loads and runs in a worker process (`worker_main`).
 
-Why a process: importing a model runtime's C extensions (torch's for up to 0.6 s at a time on a busy machine;
-onnxruntime's, the default, less) holds the interpreter lock. Loaded in a thread of the MCP server, that stalls every request being served, and a client that
-disconnects during the load waits for it before the server can leave. In a worker the server's interpreter
-never sees torch: the load costs it nothing, exit is `kill`, and an encode is one pipe round trip (the vectors
-come back as raw float32 bytes).
+Why a process: importing a model runtime's C extensions holds the interpreter lock (torch's for up to 0.6 s at a
+time on a busy machine; onnxruntime's, the default, less). Loaded in a thread of the MCP server, that stalls every
+request being served, and a client that disconnects during the load waits for it before the server can leave. In
+a worker the server's interpreter never sees the runtime: the load costs it nothing, exit is `kill`, and an
+encode is one pipe round trip (the vectors come back as raw float32 bytes).
 
 The worker is spawned when the embedder is built (so the model loads while the caller opens the rest of the
 bank), answers one request at a time, is respawned once if it died, and leaves by itself when the pipe to its
