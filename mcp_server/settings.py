@@ -6,6 +6,7 @@ Library code never reads the environment itself.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import Literal
@@ -51,6 +52,8 @@ def check_embedder(spec: str) -> None:
     from skills_store.embedders.specs import MINILM_SPECS
 
     if spec in MINILM_SPECS:
+        if MINILM_SPECS[spec] == "onnxruntime" and importlib.util.find_spec("onnxruntime") is None:
+            raise ValueError(f"embedder {spec!r}: onnxruntime is not installed (make install), or use 'minilm:torch'")
         return
     if spec.startswith("sentence-transformers:"):
         if spec.partition(":")[2].strip():

@@ -9,12 +9,17 @@ poller says it has room (a write larger than the room left blocks only until the
 Only pipes and sockets take this path (`usable`); a terminal or a file keeps the SDK's own streams, so a
 non-blocking flag never leaks to a shell. As the SDK does, while serving fd 0 reads the null device and fd 1
 writes to stderr, so a stray `print` or a child's output never lands on the wire; both are restored on exit.
+
+A lone surrogate escape (`"\\ud800"`, valid JSON) is taken as its text (`\\ud800`, as the capture stores it):
+the SDK's parser refuses such a line, and with no id read it answers nothing, so the client would wait forever.
 """
 
 from __future__ import annotations
 
 import codecs
+import json
 import os
+import re
 import select
 import signal
 import stat
@@ -25,8 +30,25 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.stdio import stdio_server
 
+from mcp_server.errors import json_safe
+
 #: The most read from the pipe at once (a 10 MB patch arrives in a few reads).
 CHUNK = 1 << 20
+#: A JSON escape of a UTF-16 surrogate: a lone one is refused by the SDK's (Rust) parser.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def without_lone_surrogates(line: str) -> str:
+    """`line` (one JSON-RPC message) with each lone surrogate escape made its text, so that it parses; a line
+    without one (a surrogate pair is a character, kept) is returned as it is."""
+    if "\\u" not in line or not _SURROGATE_ESCAPE.search(line):
+        return line
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line  # not JSON: the SDK reports it as it would have
+    safe = json_safe(message)
+    return line if safe == message else json.dumps(safe, ensure_ascii=False) + "\n"
 
 
 def usable(fd: int) -> bool:
@@ -58,14 +80,14 @@ class LineReader:
                 line = bytes(self._buffer[: end + 1])
                 del self._buffer[: end + 1]
                 self._scanned = 0
-                return self._decode(line)
+                return without_lone_surrogates(self._decode(line))
             self._scanned = len(self._buffer)
             if self._eof:
                 if not self._buffer:
                     raise StopAsyncIteration
                 rest = bytes(self._buffer)
                 self._buffer.clear()
-                return self._decode(rest, final=True)
+                return without_lone_surrogates(self._decode(rest, final=True))
             try:
                 chunk = os.read(self.fd, CHUNK)
             except BlockingIOError:

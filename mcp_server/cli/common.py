@@ -3,7 +3,6 @@ goes away (`| head`) ending the command quietly, and torch kept to the cores thi
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import sys
@@ -18,6 +17,7 @@ from pydantic_settings import SettingsError
 
 from mcp_server.settings import Settings
 from sandbox.errors import SandboxError
+from skills_store.cores import usable_cores
 from skills_store.errors import SkillStoreError
 
 if TYPE_CHECKING:
@@ -132,21 +132,6 @@ def clean_errors() -> Iterator[None]:
         fail(f"{where}{exc.strerror or exc}")
     except KeyboardInterrupt:
         sys.exit(130)
-
-
-def usable_cores() -> int:
-    """The cores this process may run on: its CPU affinity, and the cgroup's CPU quota when it has one."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
-        if quota != "max":
-            cores = min(cores, max(1, math.ceil(int(quota) / int(period))))
-    except (OSError, ValueError):
-        pass
-    return cores
 
 
 def cap_torch_threads() -> int:

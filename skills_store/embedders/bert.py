@@ -14,6 +14,7 @@ that shape is refused with the names it lacks, never run half-loaded.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,15 @@ _LAYER = (
     "output.dense",
 )
 _NORMS = ("attention.output.LayerNorm", "output.LayerNorm")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def tokenizable(texts: Sequence[str]) -> list[str]:
+    """`texts` with each lone surrogate replaced by U+FFFD, which the tokenizers (Rust strings) cannot take: a
+    command-line argument's undecodable byte (`caf\xe9` arrives as `caf\udce9`) or a `\ud800` escape in JSON."""
+    return [text if text.isascii() or not _SURROGATE.search(text) else _SURROGATE.sub("\ufffd", text) for text in texts]
 
 
 class Checkpoint:
@@ -92,7 +102,7 @@ class BertEncoder:
     def encode(self, texts: Sequence[str]) -> tuple[Any, Any]:
         torch = self._torch
         functional = torch.nn.functional
-        batch = self.tokenizer.encode_batch(list(texts))
+        batch = self.tokenizer.encode_batch(tokenizable(texts))
         ids = torch.tensor([item.ids for item in batch], dtype=torch.long)
         types = torch.tensor([item.type_ids for item in batch], dtype=torch.long)
         mask = torch.tensor([item.attention_mask for item in batch], dtype=torch.long)

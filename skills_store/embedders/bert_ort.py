@@ -5,22 +5,22 @@ attention mask, L2-normalised (checked against the torch encoder and `SentenceTr
 1e-5). The graph is built from the weights at load (`onnx_graph.bert_graph`); onnxruntime fuses it and keeps its
 own copy of the weights, so the arrays read from the file are dropped once the session exists.
 
-Threads: one intra-op pool of the cores this process may use, at most `MAX_THREADS` (a query's operators are too
-small to share among more; a batch's gain little). Its workers do not spin waiting for the next operator or
-request (`session.intra_op.allow_spinning` 0): with spinning, one thread kept a core busy between a server's
-encodes, taking it from the client and the server (measured: 20 ms of CPU per 20 ms idle), for ~1.5 ms less per
-short query back to back and none once queries are 25 ms apart.
+Threads: one intra-op pool of the cores this process may use (`skills_store.cores`: affinity and cgroup quota),
+at most `MAX_THREADS` (a query's operators are too small to share among more; a batch's gain little). Its workers
+do not spin waiting for the next operator or request (`session.intra_op.allow_spinning` 0): with spinning, one
+thread kept a core busy between a server's encodes, taking it from the client and the server (measured: 20 ms of
+CPU per 20 ms idle), for ~1.5 ms less per short query back to back and none once queries are 25 ms apart.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from skills_store.embedders.bert import Checkpoint
+from skills_store.cores import usable_cores
+from skills_store.embedders.bert import Checkpoint, tokenizable
 from skills_store.embedders.onnx_graph import bert_graph
 from skills_store.errors import ConfigError
 
@@ -30,16 +30,15 @@ SHRINK_AFTER_ROWS = 16
 MAX_THREADS = 4
 
 
-def usable_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
 class OrtBertEncoder:
     def __init__(self, path: Path, max_length: int, *, threads: int | None = None) -> None:
-        import onnxruntime
+        try:
+            import onnxruntime
+        except Exception as exc:  # not installed, or installed without its shared library (ImportError, OSError)
+            raise ConfigError(
+                f"MiniLM on onnxruntime: onnxruntime cannot be imported ({type(exc).__name__}: {exc}); "
+                "reinstall it (make install) or use SKILLBANK_EMBEDDER=minilm:torch"
+            ) from exc
         from safetensors.numpy import load_file
 
         checkpoint = Checkpoint(path, max_length, load_file)
@@ -62,7 +61,7 @@ class OrtBertEncoder:
 
     def pooled(self, texts: Sequence[str]) -> np.ndarray:
         """Mean-pooled, L2-normalised float32 vectors of `texts`, padded to the longest of them."""
-        batch = self.tokenizer.encode_batch(list(texts))
+        batch = self.tokenizer.encode_batch(tokenizable(texts))
         ids = np.array([item.ids for item in batch], dtype=np.int64)
         mask = np.array([item.attention_mask for item in batch], dtype=np.int64)
         feed = {

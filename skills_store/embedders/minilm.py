@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,6 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from skills_store.errors import ConfigError
+
+log = logging.getLogger(__name__)
 
 
 def packaged_model_path() -> Path:
@@ -52,7 +55,7 @@ class MiniLMEmbedder:
         self.batch_size = batch_size
         self._lock = threading.Lock()
         if runtime == "auto":
-            runtime = "onnxruntime" if importlib.util.find_spec("onnxruntime") is not None else "torch"
+            runtime = "onnxruntime" if _onnxruntime_imports() else "torch"
         self.runtime = runtime
         self._pooled: Callable[[list[str]], np.ndarray]
         if runtime == "onnxruntime":
@@ -71,6 +74,19 @@ class MiniLMEmbedder:
                 idx = order[start : start + self.batch_size]
                 out[idx] = self._pooled([texts[i] for i in idx])
         return out
+
+
+def _onnxruntime_imports() -> bool:
+    """Whether onnxruntime is installed and imports (an install missing its shared library raises on import: then
+    `auto` runs torch, with a warning, instead of failing every search)."""
+    if importlib.util.find_spec("onnxruntime") is None:
+        return False
+    try:
+        import onnxruntime  # noqa: F401
+    except Exception as exc:  # ImportError, OSError: whatever a broken binary raises
+        log.warning("onnxruntime does not import (%s: %s): MiniLM runs on torch", type(exc).__name__, exc)
+        return False
+    return True
 
 
 def _torch_pooled(path: Path, max_length: int) -> Callable[[list[str]], np.ndarray]:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from skills_store.embedders.bert import tokenizable
 from skills_store.errors import ConfigError
 
 
@@ -33,6 +34,6 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
             vectors = self._model.encode(
-                list(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
+                tokenizable(texts), batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
             )
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import IO
 
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcp_server.stdio import LineReader, PipeWriter, claimed, usable
+from mcp_server.stdio import LineReader, PipeWriter, claimed, usable, without_lone_surrogates
 
 pytestmark = pytest.mark.anyio
 
@@ -48,6 +51,20 @@ async def test_a_character_split_between_two_reads_is_decoded_once_and_bad_bytes
     snowman = "☃".encode()
     got = await lines_of([b'"' + snowman[:1], snowman[1:] + b'"\n', b"\xff\n"])
     assert got == ['"☃"\n', "\ufffd\n"]
+
+
+async def test_a_lone_surrogate_escape_becomes_its_text_and_anything_else_stays_as_sent() -> None:
+    """The SDK's parser refuses a lone `\\ud800` (valid JSON) and, with no id read, answers nothing."""
+    lone = '{"id": 7, "q": "KeyError \\ud800 qty", "k": ["\\udce9"]}\n'
+    kept = [
+        '{"id": 8, "q": "\\ud83c\\udf89 pair"}\n',  # a surrogate pair is one character: the SDK takes it
+        '{"id": 9, "q": "a literal \\\\ud800"}\n',  # an escaped backslash, then text
+        '{"id": 10, "q": "\\ud800" broken\n',  # not JSON: the SDK's parse error, as before
+    ]
+    got = await lines_of([(line).encode() for line in [lone, *kept]])
+    assert json.loads(got[0]) == {"id": 7, "q": "KeyError \\ud800 qty", "k": ["\\xe9"]}
+    assert got[1:] == kept
+    assert without_lone_surrogates('{"q": "\\uD800"}') == '{"q": "\\\\ud800"}\n'
 
 
 async def test_a_last_line_without_a_newline_is_still_delivered_and_then_the_reader_ends() -> None:
@@ -133,3 +150,37 @@ async def test_a_real_server_answers_every_call_over_pipes_and_serves_a_non_pipe
         capture_output=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+
+
+def _line_within(stream: IO[bytes], seconds: float) -> bytes:
+    """The next line of `stream`, or a failure after `seconds` (a request the server never answers)."""
+    ready, _, _ = select.select([stream], [], [], seconds)
+    assert ready, f"no answer within {seconds} s"
+    return stream.readline()
+
+
+def test_a_real_server_answers_a_call_whose_arguments_hold_a_lone_surrogate(tmp_path: Path) -> None:
+    """Raw lines: the SDK's own client cannot even send one (it refuses to encode the surrogate)."""
+    env = {**os.environ, "SKILLBANK_HOME": str(tmp_path / "home"), "SKILLBANK_EMBEDDER": "hash"}
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "search_skills", '
+        '"arguments": {"query": "KeyError \\ud800 qty"}}}',
+    ]
+    with subprocess.Popen(
+        [sys.executable, "-m", "mcp_server", "serve", "--workspace", str(tmp_path)], env=env,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    ) as server:  # fmt: skip
+        assert server.stdin is not None
+        assert server.stdout is not None
+        try:
+            server.stdin.write("".join(line + "\n" for line in lines).encode())
+            server.stdin.flush()
+            answers = [json.loads(_line_within(server.stdout, 30)) for _ in range(2)]  # initialize's, the call's
+        finally:
+            server.kill()
+    call = answers[1]
+    assert call["id"] == 7
+    assert call["result"]["isError"] is False

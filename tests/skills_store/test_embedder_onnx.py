@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -192,3 +193,89 @@ class TestMiniLMRuntimes:
             finally:
                 worker.close()
         assert np.abs(vectors[0] - vectors[1]).max() < 1e-5
+
+
+def test_lone_surrogates_are_embedded_as_the_replacement_character(tmp_path: Path) -> None:
+    """A command-line query's undecodable byte (`caf\\xe9` arrives as `caf\\udce9`) or a JSON `\\ud800` escape:
+    the tokenizers take no lone surrogate, so both runtimes embed U+FFFD in its place instead of raising."""
+    from skills_store.embedders.bert import tokenizable
+    from skills_store.embedders.bert_ort import OrtBertEncoder
+    from skills_store.embedders.minilm import _torch_pooled
+
+    assert tokenizable(["caf\udce9", "a\ud800b", "plain", "\U0001f389"]) == [
+        "caf\ufffd",
+        "a\ufffdb",
+        "plain",
+        "\U0001f389",
+    ]
+    path = _tiny_bert(tmp_path, 1)
+    for pooled in (OrtBertEncoder(path, 256).pooled, _torch_pooled(path, 256)):
+        got = pooled(["caf\udce9", "KeyError \ud800 qty"])
+        assert np.abs(got - pooled(["caf\ufffd", "KeyError \ufffd qty"])).max() < 1e-6
+
+
+def test_the_onnxruntime_pool_follows_the_cgroup_cpu_quota(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container granted one CPU (cgroup v2 `cpu.max`) on a machine of more gets a one-thread pool."""
+    from skills_store import cores
+    from skills_store.embedders.bert_ort import OrtBertEncoder
+
+    quota = tmp_path / "cpu.max"
+    quota.write_text("100000 100000\n")
+    monkeypatch.setattr(cores, "CPU_MAX", quota)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert cores.usable_cores() == 1
+    (tmp_path / "model").mkdir()
+    encoder = OrtBertEncoder(_tiny_bert(tmp_path / "model", 1), 256)
+    assert encoder._session.get_session_options().intra_op_num_threads == 1
+    quota.write_text("max 100000\n")
+    assert cores.usable_cores() == 4
+
+
+def _broken_onnxruntime(tmp_path: Path) -> dict[str, str]:
+    """An environment where onnxruntime is installed but does not import (a missing shared library)."""
+    shim = tmp_path / "shim" / "onnxruntime"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text('raise ImportError("libonnxruntime.so.1: cannot open shared object file")\n')
+    return {**os.environ, "PYTHONPATH": str(tmp_path / "shim")}
+
+
+@pytest.mark.minilm
+@pytest.mark.slow
+def test_an_onnxruntime_that_does_not_import_makes_minilm_run_on_torch(tmp_path: Path) -> None:
+    code = "from skills_store.embedders.minilm import MiniLMEmbedder; print(MiniLMEmbedder().runtime)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=_broken_onnxruntime(tmp_path), capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "torch"
+    assert "onnxruntime does not import (ImportError: libonnxruntime.so.1" in done.stderr
+
+
+def test_minilm_onnxruntime_that_does_not_import_is_a_config_error_naming_the_way_out(tmp_path: Path) -> None:
+    code = (
+        "from skills_store.embedders.minilm import MiniLMEmbedder\n"
+        "from skills_store.errors import ConfigError\n"
+        "try:\n    MiniLMEmbedder(runtime='onnxruntime')\nexcept ConfigError as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=_broken_onnxruntime(tmp_path), capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "onnxruntime cannot be imported (ImportError: libonnxruntime.so.1" in done.stdout
+    assert "SKILLBANK_EMBEDDER=minilm:torch" in done.stdout
+
+
+def test_minilm_onnxruntime_without_onnxruntime_installed_is_an_invalid_setting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pydantic import ValidationError
+
+    from mcp_server import settings
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        settings.importlib.util, "find_spec", lambda name: None if name == "onnxruntime" else real(name)
+    )
+    with pytest.raises(ValidationError, match="onnxruntime is not installed"):
+        settings.Settings(embedder="minilm:onnxruntime")
+    assert settings.Settings(embedder="minilm:torch").embedder == "minilm:torch"
