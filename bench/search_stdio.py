@@ -39,8 +39,6 @@ from skills_store.bank import SkillBank
 from skills_store.embedders.minilm import MiniLMEmbedder
 
 TARGET = 1.3
-#: The server's `SKILLBANK_EMBEDDER` (`--embedder`): `minilm` is what a user gets.
-SERVER_EMBEDDER = ["minilm"]
 SIZE = 10_000
 #: Each timed call starts this long after the previous measurement ended. torch's OpenMP threads busy-wait ~5 ms
 #: after an encode in whichever process ran it (the floor's, the server's worker, the minimal server's), taking
@@ -179,12 +177,12 @@ def load() -> str:
     return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def _params(args: list[str], home: Path) -> StdioServerParameters:
+def _params(args: list[str], home: Path, embedder: str = "minilm") -> StdioServerParameters:
     env = {
         **os.environ,
         "SKILLBANK_HOME": str(home),
         "SKILLBANK_STARTER_SKILLS": "false",
-        "SKILLBANK_EMBEDDER": SERVER_EMBEDDER[0],
+        "SKILLBANK_EMBEDDER": embedder,
         "HF_HUB_OFFLINE": "1",
     }
     return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(home))
@@ -218,7 +216,9 @@ class Floor:
         return (time.perf_counter() - start) * 1000
 
 
-async def measure(home: Path, cases: list[tuple[str, list[str], float]]) -> dict[str, dict[str, list[float]]]:
+async def measure(
+    home: Path, cases: list[tuple[str, list[str], float]], embedder: str = "minilm"
+) -> dict[str, dict[str, list[float]]]:
     """Per case (a name, its query texts, the pause before each timed call: 0 is back to back), the samples of
     every column."""
     floor = Floor(home)
@@ -228,7 +228,7 @@ async def measure(home: Path, cases: list[tuple[str, list[str], float]]) -> dict
     floor_server.write_text(FLOOR_SERVER)
     out: dict[str, dict[str, list[float]]] = {}
     try:
-        serve = _params(["-m", "mcp_server", "serve", "--workspace", str(home)], home)
+        serve = _params(["-m", "mcp_server", "serve", "--workspace", str(home)], home, embedder)
         floor_params = _params([str(floor_server), str(home)], home)
         async with (
             Client(serve) as tool, Client(_params([str(hello)], home)) as bare, Client(floor_params) as behind
@@ -288,7 +288,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--embedder", default="minilm", help="the server's SKILLBANK_EMBEDDER (minilm:torch, ...)")
     args = parser.parse_args(argv)
-    SERVER_EMBEDDER[0] = args.embedder
     built = (CACHE / f"store-{SIZE}" / "built").is_file()
     texts = [" ".join(skill_text(random.Random(7 + i), i)) for i in range(2000)]
     home = build_store(SIZE, np.empty(0) if built else MiniLMEmbedder().embed(texts))
@@ -300,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
         (f"tracebacks, {args.gap_ms:.0f} ms apart", queries(args.queries, seed=14), gap),
     ]
     start_load = load()
-    rows = anyio.run(measure, home, cases)
+    rows = anyio.run(measure, home, cases, args.embedder)
     ok = all(pct(r["tool"], 50) <= TARGET * pct(r["floor"], 50) for r in rows.values())
     write_report(render(rows, args.queries, start_load, load()), args.report)
     return 0 if ok else 1

@@ -2,7 +2,7 @@
 
 onnxruntime runs a short query through MiniLM in about half the time torch's eager mode takes on this CPU (its
 graph optimizer fuses each layer's bias, GELU and residual layer norms, and it has no per-operator Python
-dispatch); see `bench/embedder_worker.py`. The graph is built here from the checkpoint's own weights each time
+dispatch); see `bench/embedder_runtime.py`. The graph is built here from the checkpoint's own weights each time
 the model loads (~0.1 s), so nothing is exported, downloaded or cached on disk, and neither torch nor the `onnx`
 package is needed: the few protobuf messages a model file uses are written by `_Message` below (field numbers
 from onnx/onnx.proto, IR version 8, default opset 17).
@@ -29,7 +29,6 @@ OPSET = 17
 _FLOAT, _INT64 = 1, 7  # TensorProto.DataType
 _ATTR_FLOAT, _ATTR_INT, _ATTR_INTS = 1, 2, 7  # AttributeProto.AttributeType
 _DTYPES = {np.dtype(np.float32): _FLOAT, np.dtype(np.int64): _INT64}
-_LAYER = ("attention.self.query", "attention.self.key", "attention.self.value")
 
 
 class _Message:
@@ -85,7 +84,6 @@ class GraphWriter:
     """Nodes, initializers, inputs and outputs of one ONNX graph; `model_bytes()` is a loadable ModelProto."""
 
     def __init__(self, name: str) -> None:
-        self.name = name
         self._graph = _Message().data(2, name)
         self._names = count()
 
@@ -180,9 +178,9 @@ def bert_graph(weights: Mapping[str, Any], layers: int, heads: int, eps: float) 
         def heads_of(part: str, perm: list[int], x: str = hidden, prefix: str = prefix) -> str:
             return g.node("Transpose", [g.node("Reshape", [linear(x, prefix + part), split])], perm=perm)
 
-        query = heads_of(_LAYER[0], [0, 2, 1, 3])
-        key = heads_of(_LAYER[1], [0, 2, 3, 1])  # transposed for query @ key
-        value = heads_of(_LAYER[2], [0, 2, 1, 3])
+        query = heads_of("attention.self.query", [0, 2, 1, 3])
+        key = heads_of("attention.self.key", [0, 2, 3, 1])  # transposed for query @ key
+        value = heads_of("attention.self.value", [0, 2, 1, 3])
         scores = g.node("Add", [g.node("Mul", [g.node("MatMul", [query, key]), scale]), mask_bias])
         context = g.node("MatMul", [g.node("Softmax", [scores], axis=-1), value])
         context = g.node("Reshape", [g.node("Transpose", [context], perm=[0, 2, 1, 3]), merge])
