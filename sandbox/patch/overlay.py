@@ -23,6 +23,8 @@ class Entry:
     disk_mode: int | None
     disk_stamp: tuple[int, int] | None
     """(mtime in ns, size) when the file was read, to notice a change made by someone else before writing."""
+    disk_links: int
+    """Its link count then (0: absent); only a file with one is rewritten in place (`write`)."""
     text: TextFile | None
     """The planned content; None when the file is (or will be) absent."""
     mode: int | None
@@ -67,7 +69,7 @@ class Entry:
         data = self.encode()
         if data == self.disk_bytes and self.mode == self.disk_mode:
             return None
-        return WriteOp(self.path, data, self.mode, self.disk_bytes, self.disk_mode, self.disk_stamp)
+        return WriteOp(self.path, data, self.mode, self.disk_bytes, self.disk_mode, self.disk_stamp, self.disk_links)
 
 
 class Overlay:
@@ -98,6 +100,7 @@ class Overlay:
         except OSError as exc:
             raise PathRefused(rel, f"the file cannot be read ({exc.strerror})", "check its permissions") from exc
         stamp = (info.st_mtime_ns, info.st_size) if info is not None else None
+        links = info.st_nlink if info is not None else 0
         text: TextFile | None = None
         binary = False
         if data is not None:
@@ -105,7 +108,9 @@ class Overlay:
                 text = TextFile.decode(data)
             except BinaryContent:
                 binary = True
-        created = Entry(rel, path, data, mode, stamp, text, mode, text, binary, first=self.section, python=self.python)
+        created = Entry(
+            rel, path, data, mode, stamp, links, text, mode, text, binary, first=self.section, python=self.python
+        )
         self.entries[path] = created
         return created
 

@@ -42,21 +42,81 @@ def test_dry_run_reports_the_plan_and_writes_nothing(three: Path, hash_tree: Has
     ]
 
 
-def test_failure_during_replace_rolls_every_file_back(three: Path, hash_tree: HashTree, monkeypatch):
+def test_failure_while_replacing_in_a_new_file_rolls_every_file_back(three: Path, hash_tree: HashTree, monkeypatch):
     before = hash_tree(three)
-    calls: list[str] = []
 
     def failing_replace(src: str | Path, dst: str | Path) -> None:
-        calls.append(str(dst))
-        if len(calls) == 3:
-            raise OSError(28, "No space left on device")
-        os.replace(src, dst)
+        raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(write, "_replace", failing_replace)
-    with pytest.raises(WriteFailed, match="every file was restored"):
+    with pytest.raises(WriteFailed, match=r"failed writing new/c\.txt .*every file was restored"):
+        apply_patch(three, THREE_FILES)
+    assert hash_tree(three) == before  # a.txt and b.txt were rewritten before c.txt failed: put back
+    assert not [p for p in three.rglob("*") if p.name.startswith(".skillbank-patch-")]
+
+
+def test_a_rewrite_failing_halfway_is_undone_with_the_files_before_it(three: Path, hash_tree: HashTree, monkeypatch):
+    before = hash_tree(three)
+    inodes = {name: (three / name).stat().st_ino for name in ("a.txt", "b.txt")}
+    real = write._overwrite
+
+    def disk_full_in_b(fd: int, data: bytes, mode: int | None) -> None:
+        if data == b"B\n":
+            os.pwrite(fd, b"B", 0)  # half of the new content is on disk when the disk fills up
+            raise OSError(28, "No space left on device")
+        real(fd, data, mode)
+
+    monkeypatch.setattr(write, "_overwrite", disk_full_in_b)
+    with pytest.raises(WriteFailed, match=r"failed writing b\.txt .*every file was restored"):
         apply_patch(three, THREE_FILES)
     assert hash_tree(three) == before
+    assert {name: (three / name).stat().st_ino for name in inodes} == inodes  # restored where they were
+
+
+def test_a_changed_file_is_rewritten_in_place(three: Path):
+    inode = (three / "a.txt").stat().st_ino
+    apply_patch(three, THREE_FILES)
+    assert (three / "a.txt").read_text() == "A\n"
+    assert (three / "a.txt").stat().st_ino == inode
+
+
+def test_a_hard_linked_file_is_replaced_and_its_other_name_keeps_the_old_content(three: Path):
+    other = three.parent / f"{three.name}-elsewhere.txt"
+    os.link(three / "a.txt", other)
+    apply_patch(three, THREE_FILES)
+    assert (three / "a.txt").read_text() == "A\n"
+    assert other.read_text() == "a\n"
+    assert (three / "a.txt").stat().st_nlink == 1
+
+
+def test_a_file_that_refuses_a_rewrite_is_replaced_instead(three: Path, monkeypatch):
+    def busy(path: Path) -> int:
+        raise OSError(26, "Text file busy")  # a running program, or a file this user may not write
+
+    monkeypatch.setattr(write, "_open_to_rewrite", busy)
+    (three / "b.txt").chmod(0o444)
+    apply_patch(three, THREE_FILES)
+    assert [(three / n).read_text() for n in ("a.txt", "b.txt")] == ["A\n", "B\n"]
+    assert (three / "b.txt").stat().st_mode & 0o7777 == 0o444
     assert not [p for p in three.rglob("*") if p.name.startswith(".skillbank-patch-")]
+
+
+@pytest.mark.parametrize("planted", ["fifo", "hard link"])
+def test_only_a_regular_single_link_file_opens_for_a_rewrite(tmp_path: Path, planted: str):
+    path = tmp_path / "target"
+    if planted == "fifo":
+        os.mkfifo(path)
+        with pytest.raises(OSError, match="No such device or address"):  # no reader: refused, not waited for
+            write._open_to_rewrite(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # with a reader: opened, seen not to be a file
+        try:
+            assert write._open_to_rewrite(path) is None
+        finally:
+            os.close(fd)
+    else:
+        path.write_text("x\n")
+        os.link(path, tmp_path / "second")
+        assert write._open_to_rewrite(path) is None
 
 
 def test_failure_during_delete_rolls_back_the_replaced_files(three: Path, hash_tree: HashTree, monkeypatch):
@@ -92,7 +152,7 @@ def test_file_changed_by_another_writer_during_the_patch_is_not_clobbered(
     real_stage = write._stage
 
     def stage_while_someone_edits(path: Path, data: bytes, mode: int | None) -> Path:
-        if path.name == "a.txt":
+        if path.name == "c.txt":
             (three / "b.txt").write_text("edited by someone else, longer\n")
         return real_stage(path, data, mode)
 
@@ -229,9 +289,10 @@ def test_temp_names_already_taken_are_passed_over_never_followed_or_reused(
     planted = [three / f"{write._TEMP_PREFIX}{pid}-{n}" for n in range(taken)]
     for link in planted:
         link.symlink_to(outside)  # a planted link where the next temp file would go
-    apply_patch(three, THREE_FILES)
+    apply_patch(three, THREE_FILES + "--- /dev/null\n+++ b/fresh.txt\n@@ -0,0 +1 @@\n+f\n")
     assert (three / "a.txt").read_text() == "A\n"
     assert (three / "new" / "c.txt").read_text() == "c\n"
+    assert (three / "fresh.txt").read_text() == "f\n"  # staged beside the planted links
     assert outside.read_text() == "untouched\n"
     assert all(link.is_symlink() and link.resolve() == outside for link in planted)
     left = [p for p in three.rglob("*") if p.name.startswith(write._TEMP_PREFIX) and p not in planted]
