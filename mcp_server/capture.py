@@ -53,7 +53,12 @@ from skills_store.trajectories.closing import close_with_inferred_outcome
 
 log = logging.getLogger(__name__)
 
-#: Tools whose captured step is committed without an fsync (see `SQLiteTrajectoryStore.append`'s `durable`).
+#: Tools whose captured step is committed without an fsync (see `SQLiteTrajectoryStore.append`'s `durable`): it
+#: survives a crash of the server, and reaches the disk with the next durable commit. A search changes nothing, and
+#: a patch's files are written without an fsync themselves (an fsynced step could outlive, after a power cut, the
+#: change it records); a test run's step carries the reward that closes the session, and is fsynced.
+UNSYNCED_TOOLS = frozenset({"search_skills", "apply_patch"})
+#: Tools whose step is committed from the event loop when no other write is in the way (no thread hop).
 READ_ONLY_TOOLS = frozenset({"search_skills"})
 
 
@@ -248,7 +253,7 @@ class SessionCapture:
         def write(tid: str) -> None:
             # One commit for the step and the skills it showed; a read-only call's without an fsync (it is on the
             # response path; the step survives a crash of the server and reaches the disk with the next commit).
-            self.store.append(tid, [step()], shown_skills=record.skills_shown, durable=tool not in READ_ONLY_TOOLS)
+            self.store.append(tid, [step()], shown_skills=record.skills_shown, durable=tool not in UNSYNCED_TOOLS)
             if record.reward is not None:
                 self.store.update(tid, reward=record.reward)
 

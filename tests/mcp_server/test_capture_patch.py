@@ -127,3 +127,25 @@ async def test_a_refusal_quoting_a_line_that_is_not_utf8_is_captured_escaped(tes
     assert not step.ok
     assert "caf\\xe9" in step.content
     assert (workspace / "l.txt").read_bytes() == b"caf\xe9\nfoo\nbar\n"
+
+
+async def test_a_patch_step_is_committed_without_an_fsync_and_a_recorded_step_with_one(
+    test_settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The patched files are written without an fsync, so their step is not fsynced either (it survives a crash of
+    the server); what the agent records is."""
+    durable: list[tuple[str, bool]] = []
+    append = SQLiteTrajectoryStore.append
+
+    def spy(self, trajectory_id, steps, **kwargs):
+        durable.append((steps[0].tool or steps[0].kind, kwargs.get("durable", True)))
+        return append(self, trajectory_id, steps, **kwargs)
+
+    monkeypatch.setattr(SQLiteTrajectoryStore, "append", spy)
+    deps = build_deps(test_settings)
+    async with Client(create_server(deps)) as client:
+        patch = "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+x\n"
+        assert not (await client.call_tool("apply_patch", {"patch": patch})).is_error
+        step = {"kind": "thought", "content": "the new file is in"}
+        assert not (await client.call_tool("record_trajectory", {"steps": [step]})).is_error
+    assert durable[:2] == [("apply_patch", False), ("thought", True)]
