@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import copy
 import difflib
+import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
@@ -30,6 +31,8 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Strict, ValidationError, field_validator
 from typing_inspection.introspection import is_union_origin
+
+log = logging.getLogger(__name__)
 
 #: (argument, pydantic error type) -> what to do instead; replaces the generic hint for that case.
 Advice = Mapping[tuple[str, str], str]
@@ -241,8 +244,14 @@ def unknown_tool_text(name: object, known: Iterable[str]) -> str:
     return f"unknown tool {name!r}: {hint}this server has {', '.join(options)}"
 
 
-def input_guard(tools: Mapping[str, Tool], advice: Mapping[str, Advice]) -> ServerMiddleware[Any]:
+def input_guard(
+    tools: Mapping[str, Tool],
+    advice: Mapping[str, Advice],
+    early: Mapping[str, Callable[[Mapping[str, Any]], None]] | None = None,
+) -> ServerMiddleware[Any]:
     """Middleware: refuse a `tools/call` to an unknown tool, and reword the SDK's refusal of bad arguments.
+
+    A tool's `early` hook (`ToolSet.tool`) gets the raw arguments of a call to it first, before anything else runs.
 
     The strict argument model makes the SDK refuse bad arguments before the tool runs; only then (a refusal whose
     text is the SDK's validation message) are the arguments validated again here to say it in our words, so a
@@ -256,8 +265,14 @@ def input_guard(tools: Mapping[str, Tool], advice: Mapping[str, Advice]) -> Serv
         tool = tools.get(name) if isinstance(name, str) else None
         if tool is None:
             return refusal_result(unknown_tool_text(name, tools))
-        result = await call_next(ctx)
         arguments = ctx.params.get("arguments") or {}
+        hook = early.get(tool.name) if early else None
+        if hook is not None and isinstance(arguments, Mapping):
+            try:
+                hook(arguments)
+            except Exception:
+                log.exception("the early hook of %s failed; the call goes on without it", tool.name)
+        result = await call_next(ctx)
         if _sdk_validation_refusal(result, tool.name) and isinstance(arguments, dict):
             try:
                 tool.fn_metadata.validate_arguments(arguments)

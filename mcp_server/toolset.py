@@ -8,7 +8,7 @@ output schema is published flat (`flat_schema`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from mcp.server.context import ServerMiddleware
@@ -19,12 +19,15 @@ from mcp_server.errors import routed
 from mcp_server.tool_inputs import Advice, input_guard, make_strict
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: Called with a call's raw arguments as soon as it is routed, before they are validated (`input_guard`).
+Early = Callable[[Mapping[str, Any]], None]
 
 
 class ToolSet:
     def __init__(self) -> None:
         self.tools: dict[str, Tool] = {}
         self.advice: dict[str, Advice] = {}
+        self.early: dict[str, Early] = {}
 
     def tool(
         self,
@@ -33,8 +36,13 @@ class ToolSet:
         description: str,
         annotations: ToolAnnotations | None = None,
         advice: Advice | None = None,
+        early: Early | None = None,
     ) -> Callable[[F], F]:
-        """Register the decorated async function as tool `name`; `advice` refines refusals of its arguments."""
+        """Register the decorated async function as tool `name`; `advice` refines refusals of its arguments.
+
+        `early(arguments)` runs on the event loop as soon as a call is routed, before its arguments are validated:
+        work the call will need that can start ahead without waiting and without any effect a client could see
+        (`search_skills` sends its query to the embedder). What it raises is logged, never the call's result."""
 
         def decorator(fn: F) -> F:
             built = make_strict(
@@ -45,13 +53,15 @@ class ToolSet:
             self.tools[name] = built
             if advice:
                 self.advice[name] = advice
+            if early is not None:
+                self.early[name] = early
             return fn
 
         return decorator
 
     def guard(self) -> ServerMiddleware[Any]:
         """The middleware refusing unknown tools and bad arguments before any tool runs."""
-        return input_guard(self.tools, self.advice)
+        return input_guard(self.tools, self.advice, self.early)
 
 
 def flat_schema(schema: dict[str, Any]) -> dict[str, Any]:

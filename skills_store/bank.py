@@ -341,6 +341,10 @@ class SkillBank:
             self._shown(out)
         return out
 
+    def prefetch(self, query: str) -> bool:
+        """Start encoding `query` for the `search` about to come (see `SkillSearch.prefetch`); never waits."""
+        return self.searcher.prefetch(query)
+
     def suggest_for_failures(
         self, queries: Sequence[str], k: int = 3, *, threshold: float | None = None
     ) -> list[ScoredSkill]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import Context
@@ -84,10 +85,19 @@ Tag = Annotated[str, Field(max_length=MAX_TAG_CHARS)]
 #: A query must hold something besides whitespace and NULs (what `str.strip` removes, and NUL): a blank one is
 #: refused by the schema, like an empty one, before anything runs or is recorded.
 NOT_BLANK = r"[^\s\x00\x1c-\x1f]"
+MAX_QUERY_CHARS = 8000
 BLANK_ADVICE = "the query is blank: pass the error message, a traceback or a description of the problem"
 
 
 def register(server: ToolSet, deps: Deps) -> None:
+    def encode_ahead(arguments: Mapping[str, Any]) -> None:
+        """Before the arguments are checked, send the query to the embedder (when the bank is open): the encode, most
+        of a search's time, then runs while the call is validated, captured and its keyword side computed. An
+        invalid call only costs that encode; nothing is recorded or counted."""
+        query, bank = arguments.get("query"), deps.skills.get_nowait()
+        if bank is not None and isinstance(query, str) and 0 < len(query) <= MAX_QUERY_CHARS:
+            bank.prefetch(query)
+
     @server.tool(
         name="search_skills",
         description=(
@@ -105,13 +115,14 @@ def register(server: ToolSet, deps: Deps) -> None:
             open_world_hint=False,
         ),
         advice={("query", "string_pattern_mismatch"): BLANK_ADVICE},
+        early=encode_ahead,
     )
     async def search_skills(
         query: Annotated[
             str,
             Field(
                 min_length=1,
-                max_length=8000,
+                max_length=MAX_QUERY_CHARS,
                 pattern=NOT_BLANK,
                 description="Error text, traceback or problem description.",
             ),

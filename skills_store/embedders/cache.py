@@ -35,6 +35,17 @@ class CachedEmbedder:
         if close is not None:
             close()
 
+    def prefetch(self, text: str) -> bool:
+        """Start encoding `text` ahead of its `embed` when it is not cached and the inner embedder can (an embedder
+        worker: `WorkerEmbedder.prefetch`); never waits. Whether anything was sent."""
+        prefetch = getattr(self.inner, "prefetch", None)
+        if prefetch is None:
+            return False
+        with self._lock:
+            if text in self._cache:
+                return False
+        return bool(prefetch(text))
+
     def embed_during(self, texts: Sequence[str], work: Callable[[], T]) -> tuple[np.ndarray, T]:
         """`embed(texts)` with `work()` run meanwhile: while the inner embedder's worker encodes when it has one
         and the texts are not cached, else after the vectors."""

@@ -10,6 +10,11 @@ The worker is spawned when the embedder is built (so the model loads while the c
 bank), answers one request at a time, is respawned once if it died, and leaves by itself when the pipe to its
 parent closes (see worker_main). `stop_workers()` kills every live worker at once for a process that leaves
 with `os._exit`.
+
+`prefetch(text)` sends a query ahead, before its search asks for it: the server calls it as soon as a
+`search_skills` request is routed, so the worker encodes while the server validates the arguments, opens the
+session's capture and runs the keyword side, and the search that follows takes that answer instead of sending
+the text again. A query encode is most of a search's time, so starting it first takes the rest off the path.
 """
 
 from __future__ import annotations
@@ -65,6 +70,8 @@ class WorkerEmbedder:
         self._stderr: collections.deque[str] = collections.deque(maxlen=20)
         self._lock = threading.Lock()
         self._closed = False
+        self._ahead: bytes | None = None
+        """The payload `prefetch` sent whose answer nobody has read yet (the next request reads it first)."""
         with self._lock:
             self._spawn()
             try:
@@ -122,6 +129,26 @@ class WorkerEmbedder:
             raise result
         return vectors, result
 
+    def prefetch(self, text: str) -> bool:
+        """Send `text` to be encoded now, if the worker is ready and idle; an `embed` of exactly `[text]` then
+        takes its answer. Never waits (safe on an event loop): False, nothing sent, when the worker is busy,
+        loading, gone, or already holds a text sent ahead."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            proc = self._proc
+            if self._ahead is not None or self._meta is None or proc is None or proc.stdin is None:
+                return False
+            payload = json.dumps([text]).encode()
+            try:
+                write_frame(proc.stdin, payload)
+            except (BrokenPipeError, ValueError):
+                return False  # the worker died: the next request respawns it
+            self._ahead = payload
+            return True
+        finally:
+            self._lock.release()
+
     def close(self) -> None:
         """Stop the worker and reap it. It holds no state, so SIGKILL is safe, and prompt even mid-import."""
         self._closed = True
@@ -143,6 +170,7 @@ class WorkerEmbedder:
         if self._proc is not None:
             _discard(self._proc)
         self._meta = None
+        self._ahead = None
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "skills_store.embedders.worker_main", self.spec],
             stdin=subprocess.PIPE,
@@ -173,10 +201,14 @@ class WorkerEmbedder:
         proc = self._proc
         if proc is None or proc.stdin is None:
             raise _WorkerGone
-        try:
-            write_frame(proc.stdin, payload)
-        except (BrokenPipeError, ValueError):
-            raise _WorkerGone from None
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead != payload:
+            self._read()  # the answer to a text sent ahead that no search asked for: dropped
+        if ahead != payload:
+            try:
+                write_frame(proc.stdin, payload)
+            except (BrokenPipeError, ValueError):
+                raise _WorkerGone from None
         try:
             meanwhile()
         finally:

@@ -112,6 +112,12 @@ class SkillSearch:
             out = sorted(out, key=lambda h: (-(h.relevance or 0.0), -h.score))
         return (self.config.fusion.rerank_by_confidence(out) if mode == "hybrid" else out)[:k]
 
+    def prefetch(self, query: str) -> bool:
+        """Start encoding what `search(query, ...)` will embed, ahead of it, where the embedder can without waiting
+        (a worker process: see `embedders.worker`). Whether anything was sent; nothing else changes."""
+        prefetch = getattr(self.embedder, "prefetch", None)
+        return bool(prefetch(analyze(query).embed_text)) if prefetch is not None else False
+
     def _embed_during(
         self, text: str, keyword_side: Callable[[], list[tuple[str, float]]]
     ) -> tuple[np.ndarray, list[tuple[str, float]]]:
