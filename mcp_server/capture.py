@@ -251,7 +251,7 @@ class SessionCapture:
             return built[0]
 
         def write(tid: str) -> None:
-            # One commit for the step and the skills it showed; a read-only call's without an fsync (it is on the
+            # One commit for the step and the skills it showed; a search's or a patch's without an fsync (it is on the
             # response path; the step survives a crash of the server and reaches the disk with the next commit).
             self.store.append(tid, [step()], shown_skills=record.skills_shown, durable=tool not in UNSYNCED_TOOLS)
             if record.reward is not None:

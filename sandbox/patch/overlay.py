@@ -21,8 +21,8 @@ class Entry:
     path: Path
     disk_bytes: bytes | None
     disk_mode: int | None
-    disk_stamp: tuple[int, int] | None
-    """(mtime in ns, size) when the file was read, to notice a change made by someone else before writing."""
+    disk_stamp: tuple[int, int, int] | None
+    """(mtime in ns, size, inode) when the file was read, to notice a change made by someone else before writing."""
     disk_links: int
     """Its link count then (0: absent); only a file with one is rewritten in place (`write`)."""
     text: TextFile | None
@@ -99,7 +99,7 @@ class Overlay:
             data = _read(path, info.st_size) if info is not None else None
         except OSError as exc:
             raise PathRefused(rel, f"the file cannot be read ({exc.strerror})", "check its permissions") from exc
-        stamp = (info.st_mtime_ns, info.st_size) if info is not None else None
+        stamp = (info.st_mtime_ns, info.st_size, info.st_ino) if info is not None else None
         links = info.st_nlink if info is not None else 0
         text: TextFile | None = None
         binary = False

@@ -1,38 +1,38 @@
-"""All-or-nothing writes: a file the patch changes is rewritten in place, a new file is staged as a temp file beside
-its target and `os.replace`d in, and every step is undone if a later one fails.
+"""All-or-nothing writes: each file the patch changes is rewritten in place (`rewrite`), each new file is staged as
+a temp file beside its target and `os.replace`d in, deletions come last, and every step is undone if a later one
+fails.
 
-Why in place: on ext4 creating a file costs far more than rewriting one (a new inode, a directory entry, and, with
-`os.replace`, freeing the old inode): measured on this project's VM, 240-380 us a create against 7-40 us to rewrite
-an existing file of the same size, so a 262-file release diff spent most of its write time creating files.
-`git apply` (unlink, then create) pays the creates too; Codex's and Claude Code's edit tools rewrite in place.
-A file is rewritten in place only when it is a regular file with one link and opens for writing; otherwise (a
-hard link, which a rewrite would change in every place it is linked from; a read-only file or a running program;
-anything planted in its place since it was read) it is staged and replaced, as new files are.
+Order: new files are staged (a failure there changes nothing); every target is checked against what planning
+read (another writer's change refuses the patch, nothing written); the files to rewrite get the room they grow by
+(a full disk still changes nothing) and those that cannot be rewritten in place (a hard link, a file this process
+may not open for writing, a running program, anything planted since planning) are staged too; then files are
+rewritten, staged files moved in, and deletions made. If a step fails there, every file already rewritten,
+replaced or deleted is put back from the bytes read while planning (a rewritten file in place, keeping its inode;
+from a temp file if that fails), new files and directories are removed, and the error says so.
 
-If any step fails, every file already rewritten, replaced or deleted is put back from the bytes read while planning
-(a rewritten file in place, keeping its inode), new files and directories are removed, and the error says so. A
-failure while staging the new files changes nothing at all. What in place gives up: a reader racing the write (or a
-process killed in the middle of one file's write) can see that file half written, where a replace shows the old or
-the new file whole; the patch as a whole was never atomic against a crash either way.
+What in place gives up: a reader racing the write (or a server killed in the middle of one file's write) can see
+that file half written, where a replace shows the old or the new file whole; the patch as a whole was never
+atomic against a crash either way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import os
-import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.errors import PatchError, WriteFailed
+from sandbox.patch import rewrite
 
 _TEMP_PREFIX = ".skillbank-patch-"
 _TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-#: Rewriting in place: never through a link planted since planning, never blocking on a FIFO planted there.
-_REWRITE_FLAGS = os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 _NAMED_TRIES = 8
+#: A full disk or quota while room is made for the rewrites: the patch is refused with nothing changed.
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 _COUNTER = itertools.count()
 _PID = [os.getpid()]
 os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
@@ -48,8 +48,8 @@ class WriteOp:
     original: bytes | None
     """The content before the patch; None when the file did not exist."""
     original_mode: int | None
-    stamp: tuple[int, int] | None = None
-    """(mtime in ns, size) of the file when it was read; None when it did not exist."""
+    stamp: tuple[int, int, int] | None = None
+    """(mtime in ns, size, inode) of the file when it was read; None when it did not exist."""
     links: int = 0
     """The file's link count when it was read (0: it did not exist); only a file with one is rewritten in place."""
 
@@ -69,22 +69,17 @@ def _unlink(path: Path) -> None:
 def commit(ops: list[WriteOp], root: Path) -> None:
     """Write and delete as `ops` say, atomically as a whole; raise `WriteFailed` after a full rollback."""
     rewrites = [op for op in ops if op.data is not None and op.original is not None and op.links == 1]
-    writes = [op for op in ops if op.data is not None and (op.original is None or op.links != 1)]  # staged
     deletes = [op for op in ops if op.data is None]
     created_dirs: list[Path] = []
-    known_dirs: set[str] = {os.fspath(root)}  # paths as strings: a Path made per file costs more than its write
     staged: list[tuple[WriteOp, str]] = []
-    for op in writes:
-        try:
-            parent = os.path.dirname(op.path)
-            if parent not in known_dirs:
-                _make_parents(Path(parent), root, created_dirs)
-                known_dirs.add(parent)
-            staged.append((op, _stage(op.path, op.data or b"", op.mode)))
-        except OSError as exc:
-            _discard(staged, created_dirs)
-            where = op.path.relative_to(root).as_posix()
-            raise WriteFailed(f"apply_patch could not write {where} ({exc}); nothing was changed") from exc
+    new = [op for op in ops if op.data is not None and (op.original is None or op.links != 1)]
+    try:
+        _stage_all(new, root, staged, created_dirs)
+    except _StagingFailed as failed:
+        _discard(staged, created_dirs)
+        raise WriteFailed(f"apply_patch could not write {failed.where} ({failed.error}); nothing was changed") from (
+            failed.error
+        )
     moved = [op for op in ops if _changed_since_read(op)]
     if moved:
         _discard(staged, created_dirs)
@@ -93,6 +88,19 @@ def commit(ops: list[WriteOp], root: Path) -> None:
             f"apply_patch refused, nothing was written: {names} changed on disk while the patch was being "
             "planned (another writer?). Read the file(s) again and send the patch again."
         )
+    grown: list[tuple[WriteOp, int]] = []
+    try:
+        refused = _reserve_all(rewrites, root, grown)
+        _stage_all(refused, root, staged, created_dirs)
+    except _StagingFailed as failed:
+        for op, size in grown:
+            rewrite.shrink_back(op.path, size)
+        _discard(staged, created_dirs)
+        raise WriteFailed(f"apply_patch could not write {failed.where} ({failed.error}); nothing was changed") from (
+            failed.error
+        )
+    staged_ids = {id(op) for op in refused}
+    rewrites = [op for op in rewrites if id(op) not in staged_ids]
     done: list[WriteOp] = []
     current: WriteOp | None = None
     try:
@@ -107,6 +115,9 @@ def commit(ops: list[WriteOp], root: Path) -> None:
     except OSError as exc:
         leftovers = _rollback(done, root)
         finished = {id(op) for op in done}
+        for op, size in grown:
+            if id(op) not in finished:
+                rewrite.shrink_back(op.path, size)
         _discard([(op, temp) for op, temp in staged if id(op) not in finished], created_dirs)
         where = current.path.relative_to(root).as_posix() if current is not None else "?"
         if leftovers:
@@ -117,50 +128,77 @@ def commit(ops: list[WriteOp], root: Path) -> None:
     _remove_empty_parents({op.path.parent for op in deletes}, root)
 
 
+class _StagingFailed(Exception):
+    def __init__(self, where: str, error: OSError) -> None:
+        self.where, self.error = where, error
+
+
+def _stage_all(ops: list[WriteOp], root: Path, staged: list[tuple[WriteOp, str]], created_dirs: list[Path]) -> None:
+    """Stage each op's new content as a temp file beside its target (appended to `staged`), making the missing
+    directories above it (appended to `created_dirs`)."""
+    known_dirs: set[str] = {os.fspath(root)}  # paths as strings: a Path made per file costs more than its write
+    for op in ops:
+        try:
+            parent = os.path.dirname(op.path)
+            if parent not in known_dirs:
+                _make_parents(Path(parent), root, created_dirs)
+                known_dirs.add(parent)
+            staged.append((op, _stage(op.path, op.data or b"", op.mode)))
+        except OSError as exc:
+            raise _StagingFailed(op.path.relative_to(root).as_posix(), exc) from exc
+
+
+def _reserve_all(ops: list[WriteOp], root: Path, grown: list[tuple[WriteOp, int]]) -> list[WriteOp]:
+    """Give each file to rewrite the room its new content needs (those extended go to `grown`, with their size
+    before); returns the ops whose file cannot be rewritten in place (to stage instead)."""
+    refused: list[WriteOp] = []
+    for op in ops:
+        data = op.data or b""
+        try:
+            before = rewrite.reserve(op.path, _inode(op), len(data))
+        except OSError as exc:
+            if exc.errno not in _DISK_FULL:
+                refused.append(op)  # read-only, busy, gone: replaced instead
+                continue
+            raise _StagingFailed(op.path.relative_to(root).as_posix(), exc) from exc
+        if before is None:
+            refused.append(op)
+        elif len(data) > before:
+            grown.append((op, before))
+    return refused
+
+
+def _inode(op: WriteOp) -> int | None:
+    return op.stamp[2] if op.stamp is not None else None
+
+
 def _write_over(op: WriteOp, data: bytes, mode: int | None, done: list[WriteOp]) -> None:
     """Give `op.path` the content `data` and the permission bits `mode`: rewritten in place when it opens for
-    writing as the regular, single-link file that was read (appended to `done` before the first byte is written, so
-    a failure midway is undone too), else staged and replaced."""
+    writing as the file that was read (appended to `done` before the first byte is written, so a failure midway is
+    undone too), else replaced from a temp file."""
     try:
-        fd = _open_to_rewrite(op.path)
+        fd = rewrite.open_to_rewrite(op.path, _inode(op))
     except OSError:
         fd = None
-    if fd is None:  # read-only, busy, or not the file that was read: replaced from a temp file, as new files are
-        temp = _stage(op.path, data, mode)
-        try:
-            os.replace(temp, op.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+    if fd is None:
+        _replace_from_temp(op.path, data, mode)
         done.append(op)
         return
     try:
         done.append(op)
-        _overwrite(fd, data, mode)
+        rewrite.overwrite(fd, data, mode)
     finally:
         os.close(fd)
 
 
-def _open_to_rewrite(path: Path) -> int | None:
-    """An fd open for writing on `path` if it is a regular file with one link; None (closed) otherwise."""
-    fd = os.open(path, _REWRITE_FLAGS)
-    info = os.fstat(fd)
-    if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
-        return fd
-    os.close(fd)
-    return None
-
-
-def _overwrite(fd: int, data: bytes, mode: int | None) -> None:
-    """Write `data` over the file from its start, cut it to that length, and set its mode if it differs."""
-    view, done = memoryview(data), 0
-    while done < len(data):
-        done += os.pwrite(fd, view[done:], done)
-    os.ftruncate(fd, len(data))
-    wanted = mode if mode is not None else 0o644
-    if stat.S_IMODE(os.fstat(fd).st_mode) != wanted:
-        os.fchmod(fd, wanted)
+def _replace_from_temp(path: Path, data: bytes, mode: int | None) -> None:
+    temp = _stage(path, data, mode)
+    try:
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
 
 
 def _changed_since_read(op: WriteOp) -> bool:
@@ -168,7 +206,7 @@ def _changed_since_read(op: WriteOp) -> bool:
         info = os.lstat(op.path)
     except (FileNotFoundError, NotADirectoryError):
         return op.stamp is not None
-    return op.stamp != (info.st_mtime_ns, info.st_size)
+    return op.stamp != (info.st_mtime_ns, info.st_size, info.st_ino)
 
 
 def _make_parents(parent: Path, root: Path, created: list[Path]) -> None:
@@ -230,10 +268,27 @@ def _rollback(done: list[WriteOp], root: Path) -> list[str]:
             if op.original is None:
                 op.path.unlink(missing_ok=True)
             else:
-                _write_over(op, op.original, op.original_mode, [])
+                _restore(op.path, op.original, op.original_mode)
         except OSError:
             failed.append(op.path.relative_to(root).as_posix())
     return failed
+
+
+def _restore(path: Path, data: bytes, mode: int | None) -> None:
+    """Put `data` back: in place where the file still opens for it, else (or if that fails midway) from a temp file."""
+    try:
+        fd = rewrite.open_to_rewrite(path, None)
+    except OSError:
+        fd = None
+    if fd is not None:
+        try:
+            rewrite.overwrite(fd, data, mode)
+            return
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    _replace_from_temp(path, data, mode)
 
 
 def _remove_empty_parents(directories: set[Path], root: Path) -> None:

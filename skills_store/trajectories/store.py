@@ -4,7 +4,7 @@ Safe for many threads and many processes at once (MCP servers, Claude Code hook 
 are serialised by SQLite's write lock (`BEGIN IMMEDIATE` with a busy timeout) and, inside a process, grouped
 into shared transactions (`GroupCommitWriter`). A call that returned has been committed with
 `synchronous=FULL`, so an acknowledged step survives a crash of the process or of the machine (an `append` with
-`durable=False`, the capture of a read-only tool call, survives a crash of the process).
+`durable=False`, the automatic capture of a search or a patch, survives a crash of the process).
 
 Texts longer than `max_text_chars` are cut to their head and tail around a marker saying how much was left
 out; a step whose JSON exceeds `max_step_bytes` is refused. Callers redact before they append.
@@ -145,8 +145,9 @@ class SQLiteTrajectoryStore:
         self, trajectory_id: str, steps: Sequence[Step], *, shown_skills: Sequence[str] = (), durable: bool = True
     ) -> int:
         """Append steps, and link `shown_skills` (see `link_skills`) in the same transaction: a captured search
-        costs one commit, not two. `durable=False` (the capture of a read-only call, on its response path) commits
-        without an fsync: it survives a crash of the process, and reaches the disk with the next durable commit."""
+        costs one commit, not two. `durable=False` (the automatic capture of a search or a patch, on its response
+        path) commits without an fsync: it survives a crash of the process, and reaches the disk with the next durable
+        commit."""
         return self._writer.write(self._appending(trajectory_id, steps, shown_skills), durable=durable)
 
     def try_append(

@@ -5,7 +5,7 @@ write, runs each inside its own savepoint (a write that raises is rolled back al
 its caller), commits once, and only then wakes the callers. So a write that returned is on disk, and
 concurrent writers share the cost of the commit instead of queueing behind one fsync each.
 
-A write may be marked not `durable` (the automatic capture of a read-only call): a group made only of such
+A write may be marked not `durable` (the automatic capture of a search or a patch): a group made only of such
 writes commits with `synchronous=NORMAL`, which in WAL mode survives a crash of the process (the commit is in the
 WAL file) but not of the machine until the next durable commit or checkpoint, and costs no fsync.
 """

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.errors import PatchError, WriteFailed
-from sandbox.patch import apply_patch, write
+from sandbox.patch import apply_patch, rewrite, write
 from sandbox.patch.apply import drop_stale_bytecode
 
 HashTree = Callable[[Path], str]
@@ -58,19 +58,81 @@ def test_failure_while_replacing_in_a_new_file_rolls_every_file_back(three: Path
 def test_a_rewrite_failing_halfway_is_undone_with_the_files_before_it(three: Path, hash_tree: HashTree, monkeypatch):
     before = hash_tree(three)
     inodes = {name: (three / name).stat().st_ino for name in ("a.txt", "b.txt")}
-    real = write._overwrite
+    real = rewrite.overwrite
 
-    def disk_full_in_b(fd: int, data: bytes, mode: int | None) -> None:
+    def io_error_in_b(fd: int, data: bytes, mode: int | None) -> None:
         if data == b"B\n":
-            os.pwrite(fd, b"B", 0)  # half of the new content is on disk when the disk fills up
-            raise OSError(28, "No space left on device")
+            os.pwrite(fd, b"B", 0)  # half of the new content is on disk when the write fails
+            raise OSError(5, "Input/output error")
         real(fd, data, mode)
 
-    monkeypatch.setattr(write, "_overwrite", disk_full_in_b)
+    monkeypatch.setattr(rewrite, "overwrite", io_error_in_b)
     with pytest.raises(WriteFailed, match=r"failed writing b\.txt .*every file was restored"):
         apply_patch(three, THREE_FILES)
     assert hash_tree(three) == before
     assert {name: (three / name).stat().st_ino for name in inodes} == inodes  # restored where they were
+
+
+def test_a_full_disk_while_making_room_for_the_rewrites_changes_nothing(three: Path, hash_tree: HashTree, monkeypatch):
+    before = hash_tree(three)
+    sizes = {name: (three / name).stat().st_size for name in ("a.txt", "b.txt")}
+    real = os.posix_fallocate
+    calls: list[int] = []
+
+    def full_at_the_second(fd: int, offset: int, length: int) -> None:
+        calls.append(fd)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real(fd, offset, length)
+
+    monkeypatch.setattr(os, "posix_fallocate", full_at_the_second)
+    grow = (
+        "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+a longer line\n"
+        "--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b\n+bbbbbbbb\n"
+    )
+    with pytest.raises(WriteFailed, match=r"could not write b\.txt .*nothing was changed"):
+        apply_patch(three, grow)
+    assert hash_tree(three) == before
+    assert {name: (three / name).stat().st_size for name in sizes} == sizes  # a.txt's room given back
+
+
+def test_a_restore_that_fails_in_place_is_made_from_a_temp_file(three: Path, hash_tree: HashTree, monkeypatch):
+    before = hash_tree(three)
+    real = rewrite.overwrite
+    calls: list[bytes] = []
+
+    def fails_after_the_first(fd: int, data: bytes, mode: int | None) -> None:
+        calls.append(data)
+        if len(calls) > 1:  # b.txt's rewrite, then a.txt's restore: both fail once something is written
+            os.pwrite(fd, b"#", 0)
+            raise OSError(5, "Input/output error")
+        real(fd, data, mode)
+
+    monkeypatch.setattr(rewrite, "overwrite", fails_after_the_first)
+    with pytest.raises(WriteFailed, match="every file was restored"):
+        apply_patch(three, THREE_FILES)
+    assert hash_tree(three) == before
+    assert not [p for p in three.rglob("*") if p.name.startswith(".skillbank-patch-")]
+
+
+def test_a_file_swapped_for_a_copy_with_the_same_size_and_time_counts_as_changed(
+    three: Path, monkeypatch: pytest.MonkeyPatch
+):
+    real_stage = write._stage
+
+    def swap_b(path: Path, data: bytes, mode: int | None) -> str:
+        b = three / "b.txt"
+        info = b.stat()
+        (three / "b.new").write_text("x\n")  # an editor's save: a new file moved over the old one
+        os.utime(three / "b.new", ns=(info.st_atime_ns, info.st_mtime_ns))
+        os.replace(three / "b.new", b)
+        return real_stage(path, data, mode)
+
+    monkeypatch.setattr(write, "_stage", swap_b)
+    with pytest.raises(PatchError, match=r"b\.txt changed on disk"):
+        apply_patch(three, THREE_FILES)
+    assert (three / "b.txt").read_text() == "x\n"
+    assert (three / "a.txt").read_text() == "a\n"
 
 
 def test_a_changed_file_is_rewritten_in_place(three: Path):
@@ -90,10 +152,10 @@ def test_a_hard_linked_file_is_replaced_and_its_other_name_keeps_the_old_content
 
 
 def test_a_file_that_refuses_a_rewrite_is_replaced_instead(three: Path, monkeypatch):
-    def busy(path: Path) -> int:
+    def busy(path: Path, inode: int | None) -> int:
         raise OSError(26, "Text file busy")  # a running program, or a file this user may not write
 
-    monkeypatch.setattr(write, "_open_to_rewrite", busy)
+    monkeypatch.setattr(rewrite, "open_to_rewrite", busy)
     (three / "b.txt").chmod(0o444)
     apply_patch(three, THREE_FILES)
     assert [(three / n).read_text() for n in ("a.txt", "b.txt")] == ["A\n", "B\n"]
@@ -107,16 +169,19 @@ def test_only_a_regular_single_link_file_opens_for_a_rewrite(tmp_path: Path, pla
     if planted == "fifo":
         os.mkfifo(path)
         with pytest.raises(OSError, match="No such device or address"):  # no reader: refused, not waited for
-            write._open_to_rewrite(path)
+            rewrite.open_to_rewrite(path, None)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # with a reader: opened, seen not to be a file
         try:
-            assert write._open_to_rewrite(path) is None
+            assert rewrite.open_to_rewrite(path, None) is None
         finally:
             os.close(fd)
     else:
         path.write_text("x\n")
         os.link(path, tmp_path / "second")
-        assert write._open_to_rewrite(path) is None
+        assert rewrite.open_to_rewrite(path, None) is None
+    os.unlink(path)
+    path.write_text("a file in place of the one that was read\n")
+    assert rewrite.open_to_rewrite(path, path.stat().st_ino + 1) is None
 
 
 def test_failure_during_delete_rolls_back_the_replaced_files(three: Path, hash_tree: HashTree, monkeypatch):
