@@ -72,6 +72,9 @@ class WorkerEmbedder:
         self._closed = False
         self._ahead: bytes | None = None
         """The payload `prefetch` sent whose answer nobody has read yet (the next request reads it first)."""
+        self._spare: tuple[bytes, bytes] | None = None
+        """(payload, answer) of a text sent ahead whose answer another request had to read first: kept for the
+        request that asks for it (two concurrent searches, the second reaching the worker first)."""
         with self._lock:
             self._spawn()
             try:
@@ -170,7 +173,7 @@ class WorkerEmbedder:
         if self._proc is not None:
             _discard(self._proc)
         self._meta = None
-        self._ahead = None
+        self._ahead = self._spare = None
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "skills_store.embedders.worker_main", self.spec],
             stdin=subprocess.PIPE,
@@ -203,16 +206,22 @@ class WorkerEmbedder:
             raise _WorkerGone
         ahead, self._ahead = self._ahead, None
         if ahead is not None and ahead != payload:
-            self._read()  # the answer to a text sent ahead that no search asked for: dropped
-        if ahead != payload:
-            try:
-                write_frame(proc.stdin, payload)
-            except (BrokenPipeError, ValueError):
-                raise _WorkerGone from None
-        try:
+            self._spare = (ahead, self._read())  # another search's text sent ahead: its answer kept for it
+        spare = self._spare
+        if spare is not None and spare[0] == payload:
+            self._spare = None
             meanwhile()
-        finally:
-            frame = self._read()  # read even when `meanwhile` raised: the next request gets its own answer
+            frame = spare[1]
+        else:
+            if ahead != payload:
+                try:
+                    write_frame(proc.stdin, payload)
+                except (BrokenPipeError, ValueError):
+                    raise _WorkerGone from None
+            try:
+                meanwhile()
+            finally:
+                frame = self._read()  # read even when `meanwhile` raised: the next request gets its own answer
         kind, body = frame[:1], frame[1:]
         if kind == b"E":
             raise EmbedderWorkerError(f"the embedder failed: {body.decode(errors='replace')}")

@@ -101,3 +101,32 @@ def test_the_cache_sends_ahead_only_what_it_does_not_hold(ready_worker, sent) ->
     assert np.array_equal(vectors[0], HashEmbedder().embed(["new"])[0])
     assert len(sent) == 2
     assert not CachedEmbedder(HashEmbedder()).prefetch("an in-process embedder has nothing to send ahead")
+
+
+def test_an_answer_read_for_another_request_is_kept_for_the_one_that_asks(ready_worker, sent) -> None:
+    """Two searches at once: the first sends its text ahead, the second reaches the worker first."""
+    assert ready_worker.prefetch("the first search's query")
+    assert np.array_equal(ready_worker.embed(["the second's"]), HashEmbedder().embed(["the second's"]))
+    first = ready_worker.embed(["the first search's query"])
+    assert np.array_equal(first, HashEmbedder().embed(["the first search's query"]))
+    assert len(sent) == 2  # the first text was encoded once, not again
+
+
+def test_a_search_after_its_prefetch_analyses_the_query_once(
+    hash_bank, skill_factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from skills_store.search import engine
+
+    hash_bank.upsert([skill_factory("keyerror", "KeyError", "KeyError: 'k'", "Use dict.get.")])
+    calls: list[str] = []
+    real = engine.analyze
+
+    def counting(query: str):
+        calls.append(query)
+        return real(query)
+
+    monkeypatch.setattr(engine, "analyze", counting)
+    hash_bank.prefetch("KeyError: 'user_id' in handlers.py")
+    hash_bank.search("KeyError: 'user_id' in handlers.py", 3, count_use=False)
+    hash_bank.search("another query", 3, count_use=False)
+    assert calls == ["KeyError: 'user_id' in handlers.py", "another query"]
