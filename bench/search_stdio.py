@@ -76,6 +76,30 @@ server.run()
 """
 NOTES = """
 
+## Notes (measured 2026-12-03 13:40-14:40 UTC: the query sent ahead)
+
+- Where a short query's call goes (timestamps in the served process, 200 queries, the tool alone): the request
+  line read at 0, the encode sent to the worker at 0.75 ms, the keyword side 0.83-2.03, the vector back at 6.96,
+  the bank's search done at 8.95, the response written at 10.67. The worker itself takes 0.11 ms to start the
+  encode and 5.5 ms to encode. Now the query is sent to the worker as soon as the call is routed (the input
+  guard's `early` hook, before the arguments are validated): sent at 0.34, vector back at 6.13, written at 9.50.
+  The server before and after, alternating query by query (3 x 100 short queries each): back to back 13.15 ->
+  12.49, 12.72 -> 12.46, 13.17 -> 12.87 ms; 25 ms apart 15.08 -> 14.77, 14.98 -> 14.81, 15.44 -> 15.33.
+- Why short queries stay over 1.3x back to back: the encode. A short query is ~15 tokens; its 36 weight matrices
+  (42 MB of float32) are read whole for each one, so the encode is bound by memory: a 4 MB read costs 195 us right
+  after another and 372 us after 25 ms asleep (other tenants take the cache), and onnxruntime's encode 3.7-4.3 ms
+  back to back against 6.2-6.5 after a 25 ms gap, with one thread or two (a busy-wait gap instead of a sleep: 6.2).
+  Two awake threads halve it (2.26 ms back to back, 3.63 paced, with the intra-op pool spinning), but spinning
+  keeps a core busy (29 ms of CPU per 50 ms idle); bounded spins (200 us, 1 ms, or stopping at each run's end)
+  make a paced encode 8.5-9.8 ms, worse than none. The tool's path besides the encode (transport 2.9-3.3 ms, the
+  SDK, the keyword and vector sides, relevance, capture, the result) is ~6 ms, which the floor does not pay.
+- Tried and not kept: one intra-op thread in the worker (the vector back at 7.17 vs 6.63 ms); weight-only 8-bit
+  `MatMulNBits` (a 384 x 1536 product cold 395 vs 461 us, 7e-3 relative error with 8-bit activations; 2x slower
+  with float activations); float16 `MatMul` (onnxruntime casts it back to float32 on this CPU: the same time);
+  torch bf16 autocast (10.5 vs 7.8 ms a query, cosine 0.99998); transparent huge pages for the worker's weights
+  (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`: 207 MB in huge pages, a paced encode 6.46 -> 6.19 ms); the vector
+  mirror's product split over two threads (0.64 vs 0.90 ms cold, 0.59 vs 0.55 warm).
+
 ## Notes (measured 2026-12-02 00:00-00:50 UTC: MiniLM on onnxruntime in the worker)
 
 - The server's worker now runs MiniLM on onnxruntime (`skills_store/embedders/bert_ort.py`); the floor keeps the
