@@ -68,18 +68,17 @@ def _unlink(path: Path) -> None:
 
 def commit(ops: list[WriteOp], root: Path) -> None:
     """Write and delete as `ops` say, atomically as a whole; raise `WriteFailed` after a full rollback."""
+    # A changed file with one link is rewritten in place; new files (and hard links) are staged first.
     rewrites = [op for op in ops if op.data is not None and op.original is not None and op.links == 1]
+    rewritten = {id(op) for op in rewrites}
     deletes = [op for op in ops if op.data is None]
     created_dirs: list[Path] = []
     staged: list[tuple[WriteOp, str]] = []
-    new = [op for op in ops if op.data is not None and (op.original is None or op.links != 1)]
     try:
-        _stage_all(new, root, staged, created_dirs)
+        _stage_all([op for op in ops if op.data is not None and id(op) not in rewritten], root, staged, created_dirs)
     except _StagingFailed as failed:
         _discard(staged, created_dirs)
-        raise WriteFailed(f"apply_patch could not write {failed.where} ({failed.error}); nothing was changed") from (
-            failed.error
-        )
+        raise failed.refusal() from failed.error
     moved = [op for op in ops if _changed_since_read(op)]
     if moved:
         _discard(staged, created_dirs)
@@ -96,11 +95,8 @@ def commit(ops: list[WriteOp], root: Path) -> None:
         for op, size in grown:
             rewrite.shrink_back(op.path, size)
         _discard(staged, created_dirs)
-        raise WriteFailed(f"apply_patch could not write {failed.where} ({failed.error}); nothing was changed") from (
-            failed.error
-        )
-    staged_ids = {id(op) for op in refused}
-    rewrites = [op for op in rewrites if id(op) not in staged_ids]
+        raise failed.refusal() from failed.error
+    rewrites = [op for op in rewrites if all(op is not r for r in refused)]
     done: list[WriteOp] = []
     current: WriteOp | None = None
     try:
@@ -129,8 +125,13 @@ def commit(ops: list[WriteOp], root: Path) -> None:
 
 
 class _StagingFailed(Exception):
+    """An OS error before anything was changed: the patch is refused as a whole."""
+
     def __init__(self, where: str, error: OSError) -> None:
         self.where, self.error = where, error
+
+    def refusal(self) -> WriteFailed:
+        return WriteFailed(f"apply_patch could not write {self.where} ({self.error}); nothing was changed")
 
 
 def _stage_all(ops: list[WriteOp], root: Path, staged: list[tuple[WriteOp, str]], created_dirs: list[Path]) -> None:
