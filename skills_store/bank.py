@@ -351,10 +351,12 @@ class SkillBank:
         """The best `k` skills over all failure messages of a test run whose relevance reaches `threshold` (default:
         the calibrated one, `search.relevance`), each once at its best relevance, most relevant first; often none.
 
-        Only the skills finally suggested count as used (one use each), not every hit of every message.
+        Only the skills finally suggested count as used (one use each), not every hit of every message. The messages
+        are encoded as one batch first (`SkillSearch.encode_all`).
         """
         cut = default_threshold() if threshold is None else threshold
         best: dict[str, ScoredSkill] = {}
+        self.searcher.encode_all(queries)
         for query in queries:
             for found in self.search(query, k, count_use=False):
                 if found.relevance is None or found.relevance < cut:

@@ -46,6 +46,11 @@ class CachedEmbedder:
                 return False
         return bool(prefetch(text))
 
+    def warm(self, texts: Sequence[str]) -> None:
+        """Encode those of `texts` not cached yet as one batch, and keep them: queries about to be searched one by
+        one (a test run's failure messages) then cost the model one pass."""
+        self.embed(texts)
+
     def embed_during(self, texts: Sequence[str], work: Callable[[], T]) -> tuple[np.ndarray, T]:
         """`embed(texts)` with `work()` run meanwhile: while the inner embedder's worker encodes when it has one
         and the texts are not cached, else after the vectors."""

