@@ -25,8 +25,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import sandbox.patch.rewrite as rewrite
 from sandbox.errors import PatchError, WriteFailed
-from sandbox.patch import rewrite
 
 _TEMP_PREFIX = ".skillbank-patch-"
 _TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
