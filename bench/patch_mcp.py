@@ -143,8 +143,7 @@ def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
     from jsonschema.validators import validator_for
     from referencing import Registry
 
-    from mcp_server.capture import CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS
-    from mcp_server.capture_text import CapturedArgs, redact_bounded
+    from mcp_server.capture_text import CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS, CapturedArgs, redact_bounded
     from mcp_server.redact_worker import RedactWorker
     from mcp_server.toolset import flat_schema
     from sandbox.patch import PatchResult, apply_patch

@@ -31,17 +31,10 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context
-from pydantic import BaseModel
 
-from mcp_server.capture_text import (
-    ANSWER_TIMEOUT_S,
-    CAPTURE_TEXT_CHARS,
-    REDACT_MARGIN_CHARS,
-    CapturedArgs,
-    redact_bounded,
-)
+from mcp_server.call_record import CallRecord, call_step
+from mcp_server.capture_text import ANSWER_TIMEOUT_S, CapturedArgs
 from mcp_server.close_notifier import CloseNotifier
-from mcp_server.errors import json_safe
 from mcp_server.recording import BATCH_ADVICE, MAX_STEPS_PER_CALL, RecordResult, used_skills_step
 from mcp_server.redact_worker import RedactWorker
 from mcp_server.session_key import session_identity
@@ -60,24 +53,6 @@ log = logging.getLogger(__name__)
 UNSYNCED_TOOLS = frozenset({"search_skills", "apply_patch"})
 #: Tools whose step is committed from the event loop when no other write is in the way (no thread hop).
 READ_ONLY_TOOLS = frozenset({"search_skills"})
-
-
-class CallRecord:
-    """What a tool adapter reports about one call; set its fields inside `async with capture.tool_call(...)`."""
-
-    def __init__(self) -> None:
-        self.summary: BaseModel | dict[str, Any] | str | None = None
-        """A short summary of the result (not the whole result): the tool's model in `trajectories.summaries`."""
-        self.ok: bool = True
-        """False when the call failed; set automatically when the block raises."""
-        self.skills_shown: list[str] = []
-        """Skill ids returned to the agent; linked to the trajectory for confidence updates."""
-        self.reward: float | None = None
-        """`run_tests`' reward; stored on the trajectory."""
-
-
-def _plain(summary: BaseModel | dict[str, Any] | str | None) -> dict[str, Any] | str | None:
-    return summary.model_dump(mode="json") if isinstance(summary, BaseModel) else summary
 
 
 @dataclass
@@ -226,28 +201,14 @@ class SessionCapture:
     async def _save_call(
         self, ctx: Context, tool: str, args: CapturedArgs, record: CallRecord, started_at, duration: float, error
     ) -> None:
-        red = self.redactor
         built: list[Step] = []
 
         def step(wait_s: float = ANSWER_TIMEOUT_S) -> Step:
-            if built:  # built once: a read-only call's step refused on the event loop is not redacted again
-                return built[0]
-
-            def bounded(value: Any) -> Any:
-                return redact_bounded(red, value, CAPTURE_TEXT_CHARS, REDACT_MARGIN_CHARS)
-
-            # json_safe: a refusal may quote a file's line or name that is not UTF-8 (a lone surrogate from
-            # `surrogateescape`), which a Step cannot hold; it is stored escaped (`\xe9`), as the client sees it.
-            built.append(Step(
-                kind="tool_call",
-                tool=tool,
-                args=json_safe(args.stored(wait_s)),
-                result=json_safe(bounded(_plain(record.summary))),
-                ok=record.ok,
-                content=json_safe(bounded(error or "")),
-                ts=started_at,
-                duration_s=round(duration, 6),
-            ))  # fmt: skip
+            if not built:  # built once: a read-only call's step refused on the event loop is not redacted again
+                built.append(call_step(
+                    self.redactor, tool, args, record, started_at=started_at, duration_s=duration, error=error,
+                    wait_s=wait_s,
+                ))  # fmt: skip
             return built[0]
 
         def write(tid: str) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from mcp_server import capture, capture_text
+from mcp_server import capture_text
 from mcp_server.app import create_server
 from mcp_server.services import build_deps
 from skills_store.redact import Redactor
@@ -37,8 +37,8 @@ def long_patch(secret_at: int, total: int = 200_000) -> str:
 
 
 #: Where the stored text is cut (truncate_text keeps 2/3 head, 1/3 tail): the secret 20 characters either side.
-HEAD_CUT = (capture.CAPTURE_TEXT_CHARS - 60) * 2 // 3
-TAIL_CUT = (capture.CAPTURE_TEXT_CHARS - 60) // 3
+HEAD_CUT = (capture_text.CAPTURE_TEXT_CHARS - 60) * 2 // 3
+TAIL_CUT = (capture_text.CAPTURE_TEXT_CHARS - 60) // 3
 
 
 async def stored_patch(test_settings, patch: str, *, worker: bool = False) -> str:
@@ -67,7 +67,7 @@ async def test_a_secret_anywhere_in_the_kept_part_of_a_long_patch_is_redacted(
     test_settings, where: int, worker: bool
 ) -> None:
     kept = await stored_patch(test_settings, long_patch(where), worker=worker)
-    assert len(kept) <= capture.CAPTURE_TEXT_CHARS
+    assert len(kept) <= capture_text.CAPTURE_TEXT_CHARS
     assert SECRET not in kept
     assert SECRET[:12] not in kept  # not even the part of it on either side of a cut
     assert SECRET[-12:] not in kept
@@ -100,7 +100,7 @@ async def test_a_long_patch_keeps_its_redacted_head_and_tail_and_says_how_much_w
 ) -> None:
     patch = long_patch(300, total=200_000)
     kept = await stored_patch(test_settings, patch, worker=worker)
-    assert len(kept) <= capture.CAPTURE_TEXT_CHARS
+    assert len(kept) <= capture_text.CAPTURE_TEXT_CHARS
     head, _, rest = kept.partition("\n[... ")
     count, _, tail = rest.partition(" characters truncated ...]\n")
     (marker,) = re.findall(r"\[REDACTED:[a-z-]+\]", head)
