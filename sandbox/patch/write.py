@@ -96,12 +96,13 @@ def commit(ops: list[WriteOp], root: Path) -> None:
             rewrite.shrink_back(op.path, size)
         _discard(staged, created_dirs)
         raise failed.refusal() from failed.error
-    rewrites = [op for op in rewrites if all(op is not r for r in refused)]
+    staged_instead = {id(op) for op in refused}
+    rewrites = [op for op in rewrites if id(op) not in staged_instead]
     done: list[WriteOp] = []
     current: WriteOp | None = None
     try:
         for current in rewrites:
-            _write_over(current, current.data or b"", current.mode, done)
+            _write_over(current, done)
         for current, temp in staged:
             _replace(temp, current.path)
             done.append(current)
@@ -173,10 +174,11 @@ def _inode(op: WriteOp) -> int | None:
     return op.stamp[2] if op.stamp is not None else None
 
 
-def _write_over(op: WriteOp, data: bytes, mode: int | None, done: list[WriteOp]) -> None:
-    """Give `op.path` the content `data` and the permission bits `mode`: rewritten in place when it opens for
-    writing as the file that was read (appended to `done` before the first byte is written, so a failure midway is
-    undone too), else replaced from a temp file."""
+def _write_over(op: WriteOp, done: list[WriteOp]) -> None:
+    """Give `op.path` its new content and mode: rewritten in place when it opens for writing as the file that was
+    read (appended to `done` before the first byte is written, so a failure midway is undone too), else replaced
+    from a temp file."""
+    data, mode = op.data or b"", op.mode
     try:
         fd = rewrite.open_to_rewrite(op.path, _inode(op))
     except OSError:
