@@ -139,13 +139,16 @@ def _splice(original: TextFile, placed: list[HunkResult], informative: bool) -> 
     lines += original.lines[pos:]
     eols += original.eols[pos:]
     fallback = dominant or next((e for e in eols if e), LF)
-    try:  # a line without an ending inside the file (a hunk added lines after the old last one) gets one
-        inside = eols.index("", 0, len(eols) - 1)  # found in C: the usual file has none
-    except ValueError:
-        inside = len(eols)
-    for i in range(inside, len(eols) - 1):
-        if not eols[i]:
-            eols[i] = fallback
+    # a line without an ending inside the file (a hunk added lines after the old last one) gets one; the usual
+    # file has every ending but the last LF, which counting by identity tells faster than a search for ""
+    if eols and eols.count(LF) - (eols[-1] == LF) < len(eols) - 1:
+        try:
+            inside = eols.index("", 0, len(eols) - 1)
+        except ValueError:
+            inside = len(eols)
+        for i in range(inside, len(eols) - 1):
+            if not eols[i]:
+                eols[i] = fallback
     if eols:
         eols[-1] = (eols[-1] or fallback) if final_newline else ""
     return TextFile(lines, eols, original.bom), changed

@@ -52,7 +52,7 @@ def iter_patch(text: str) -> Iterator[FilePatch]:
             f"there is text before `{BEGIN}`",
             f"send only the envelope, from `{BEGIN}` to `{END}` (an `apply_patch <<'EOF'` wrapper is fine)",
         )
-    return _some(iter_unified(lines))
+    return _some(iter_unified(lines, has_cr="\r" in text))
 
 
 def _some(sections: Iterator[FilePatch]) -> Iterator[FilePatch]:

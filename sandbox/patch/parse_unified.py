@@ -17,23 +17,27 @@ _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _COMBINED = ("diff --cc ", "diff --combined ")
 
 
-def parse_unified(lines: list[str]) -> list[FilePatch]:
-    """Parse every file section of a unified diff; `lines` are the patch's lines without their LF."""
-    return list(_Parser(lines).run())
+def parse_unified(lines: list[str], *, has_cr: bool = True) -> list[FilePatch]:
+    """Parse every file section of a unified diff; `lines` are the patch's lines without their LF. `has_cr`
+    False promises that no line holds a CR (the caller saw none in the patch text)."""
+    return list(_Parser(lines, has_cr=has_cr).run())
 
 
-def iter_unified(lines: list[str]) -> Iterator[FilePatch]:
+def iter_unified(lines: list[str], *, has_cr: bool = True) -> Iterator[FilePatch]:
     """`parse_unified`, one section at a time: the engine plans each while the next is parsed."""
-    return _Parser(lines).run()
+    return _Parser(lines, has_cr=has_cr).run()
 
 
 class _Parser:
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], *, has_cr: bool = True) -> None:
         self.lines = lines
         self.n = len(lines)
-        joined = "\n".join(lines)
-        crs = joined.count("\r\n") + joined.endswith("\r")
-        self.informative = 0 < crs < self.n
+        self.has_cr = has_cr
+        self.informative = False
+        if has_cr:  # a patch without any CR (the usual one) needs no join of its lines to count them
+            joined = "\n".join(lines)
+            crs = joined.count("\r\n") + joined.endswith("\r")
+            self.informative = 0 < crs < self.n
 
     def text(self, i: int) -> str:
         return self.lines[i].rstrip("\r")
@@ -201,13 +205,12 @@ class _Parser:
         return hunk, end
 
     def read_counted(self, start: int, match: re.Match[str], hunk: Hunk) -> int | None:
-        """Fill `hunk` with its lines as its counts say, in the same pass that counts them; where they end, or
-        None when the counts do not fit the lines that follow (`hunk` is then half filled: drop it)."""
+        """Fill `hunk` with its lines as its counts say; where they end, or None when the counts do not fit the
+        lines that follow (`hunk` is then left empty)."""
         old_left = 1 if match.group(2) is None else int(match.group(2))
         new_left = 1 if match.group(4) is None else int(match.group(4))
         lines, n = self.lines, self.n
-        out = hunk.lines
-        append, new = out.append, _new_line
+        marked = False  # a `\\ No newline at end of file` line among them
         i = start + 1
         while (old_left > 0 or new_left > 0) and i < n:
             raw = lines[i]
@@ -219,31 +222,25 @@ class _Parser:
                 old_left -= 1
             elif head == "+":
                 new_left -= 1
-            elif head != "\\":
+            elif head == "\\":
+                marked = True
+            else:
                 return None
             if old_left < 0 or new_left < 0:
                 return None
             i += 1
-            if raw[-1:] == "\r":
-                raw = raw[:-1]
-                if raw[:1] == "\\":
-                    if out:
-                        _mark_no_newline(hunk)
-                    continue
-                append(new(HunkLine, (raw[:1] or " ", raw[1:], True)))
-            elif head == "\\":
-                if out:
-                    _mark_no_newline(hunk)
-            else:
-                append(new(HunkLine, (head or " ", raw[1:], False)))
         if old_left > 0 or new_left > 0:
             return None
         while i < n and lines[i].startswith("\\"):
-            if out:
-                _mark_no_newline(hunk)
+            marked = True
             i += 1
         if self.more_hunk_lines(i):
             return None
+        if marked or self.has_cr:
+            _fill(hunk, lines[start + 1 : i])
+        else:  # only ' ', '-', '+' and empty lines: one comprehension, the lines counted above read once more
+            new = _new_line
+            hunk.lines += [new(HunkLine, (raw[:1] or " ", raw[1:], False)) for raw in lines[start + 1 : i]]
         return i
 
     def more_hunk_lines(self, i: int) -> bool:

@@ -86,8 +86,10 @@ class TextFile:
 
     def dominant_eol(self) -> str:
         """CRLF when most line endings are CRLF, LF otherwise."""
-        crlf = self.eols.count(CRLF)
-        return CRLF if crlf > self.eols.count(LF) else LF
+        lf = self.eols.count(LF)  # counted by identity: the endings are this very LF (`split_lines`)
+        if 2 * lf >= len(self.eols):  # at least half are LF: no need to count CRLF (compared by value, slower)
+            return LF
+        return CRLF if self.eols.count(CRLF) > lf else LF
 
     def text(self) -> str:
         """The content with LF endings and no BOM (for parsing)."""
