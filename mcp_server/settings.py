@@ -41,8 +41,8 @@ def absolute_program(program: str) -> str:
 
 
 EMBEDDER_FORMS = (
-    "'minilm' ('minilm:onnxruntime', 'minilm:torch'), 'sentence-transformers:<model name or path>', 'hash' or "
-    "'hash:<dimension, at least 8>'"
+    "'minilm' ('minilm:int8', 'minilm:onnxruntime', 'minilm:torch'), 'sentence-transformers:<model name or path>', "
+    "'hash' or 'hash:<dimension, at least 8>'"
 )
 
 
@@ -52,7 +52,7 @@ def check_embedder(spec: str) -> None:
     from skills_store.embedders.specs import MINILM_SPECS
 
     if spec in MINILM_SPECS:
-        if MINILM_SPECS[spec] == "onnxruntime" and importlib.util.find_spec("onnxruntime") is None:
+        if MINILM_SPECS[spec] in ("int8", "onnxruntime") and importlib.util.find_spec("onnxruntime") is None:
             raise ValueError(f"embedder {spec!r}: onnxruntime is not installed (make install), or use 'minilm:torch'")
         return
     if spec.startswith("sentence-transformers:"):

@@ -85,7 +85,7 @@ def _check_embedder(spec: str) -> None:
             raise EvalError(f"bad embedder {spec!r}: the hash {exc} (hash:384)") from None
         return
     raise EvalError(
-        f"unknown embedder {spec!r}: use 'minilm' ('minilm:onnxruntime', 'minilm:torch'), "
+        f"unknown embedder {spec!r}: use 'minilm' ('minilm:int8', 'minilm:onnxruntime', 'minilm:torch'), "
         "'sentence-transformers:<model name or path>' or 'hash'"
     )
 

@@ -31,7 +31,7 @@ MAX_THREADS = 4
 
 
 class OrtBertEncoder:
-    def __init__(self, path: Path, max_length: int, *, threads: int | None = None) -> None:
+    def __init__(self, path: Path, max_length: int, *, threads: int | None = None, int8: bool = False) -> None:
         try:
             import onnxruntime
         except Exception as exc:  # not installed, or installed without its shared library (ImportError, OSError)
@@ -44,7 +44,7 @@ class OrtBertEncoder:
         checkpoint = Checkpoint(path, max_length, load_file)
         self.max_length = checkpoint.max_length
         self.tokenizer = checkpoint.tokenizer
-        model = bert_graph(checkpoint.weights, checkpoint.layers, checkpoint.heads, checkpoint.eps)
+        model = bert_graph(checkpoint.weights, checkpoint.layers, checkpoint.heads, checkpoint.eps, int8=int8)
         del checkpoint
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = max(1, threads or min(MAX_THREADS, usable_cores()))

@@ -51,7 +51,7 @@ def check_spec(spec: str) -> None:
     """Refuse a spec the worker could not load, before spawning anything."""
     if spec not in KNOWN and not spec.startswith(("sentence-transformers:", "hash")):
         raise ConfigError(
-            f"unknown embedder {spec!r}: use 'minilm' ('minilm:onnxruntime', 'minilm:torch'), "
+            f"unknown embedder {spec!r}: use 'minilm' ('minilm:int8', 'minilm:onnxruntime', 'minilm:torch'), "
             "'sentence-transformers:<model name or path>' or 'hash'"
         )
 

@@ -18,7 +18,15 @@ from skills_store.errors import ConfigError
 
 @pytest.mark.parametrize(
     "spec",
-    ["minilm", "minilm:onnxruntime", "minilm:torch", "hash", "hash:64", "sentence-transformers:all-MiniLM-L6-v2"],
+    [
+        "minilm",
+        "minilm:int8",
+        "minilm:onnxruntime",
+        "minilm:torch",
+        "hash",
+        "hash:64",
+        "sentence-transformers:all-MiniLM-L6-v2",
+    ],
 )
 def test_every_form_the_embedder_factory_accepts_is_a_valid_setting(spec: str) -> None:
     assert Settings(embedder=spec).embedder == spec
@@ -29,7 +37,8 @@ def test_every_form_the_embedder_factory_accepts_is_a_valid_setting(spec: str) -
     [
         (
             "nope",
-            r"unknown embedder 'nope': use 'minilm' \('minilm:onnxruntime', 'minilm:torch'\), 'sentence-transformers",
+            r"unknown embedder 'nope': use 'minilm' \('minilm:int8', 'minilm:onnxruntime', 'minilm:torch'\), "
+            "'sentence-transformers",
         ),
         ("minilm:tf", "unknown embedder 'minilm:tf'"),
         ("MiniLM", "unknown embedder 'MiniLM'"),

@@ -72,12 +72,16 @@ class TestPackagedMiniLM:
 
         texts = ["ModuleNotFoundError: No module named 'yaml'", "the tests hang when the event loop closes " * 20]
         reference = SentenceTransformerEmbedder(str(packaged_model_path())).embed(texts)
-        ours = minilm.embed(texts)
+        ours = make_embedder("minilm:onnxruntime").embed(texts)
         assert ours.shape == (2, 384)
         assert np.abs(ours - reference).max() < 1e-4
+        quantized = minilm.embed(texts)  # the default, 8-bit weights: near, not equal
+        assert quantized.shape == (2, 384)
+        assert (quantized * reference).sum(axis=1).min() > 0.98
 
     def test_a_batch_of_mixed_lengths_pools_only_each_texts_own_tokens(self, minilm) -> None:
-        """Padding to the batch's longest text must not change a short text's vector (the attention mask works)."""
+        """Padding to the batch's longest text must not change a short text's vector (the attention mask works; the
+        8-bit default encodes each text alone, its input's quantization scale its own)."""
         short = "KeyError: 'qty'"
         alone = minilm.embed([short])
         batched = minilm.embed([short, "a long failure message that pads the batch " * 30])
