@@ -2,6 +2,27 @@
 newest first, printed under its table."""
 
 NOTES = """\
+The ninth round (2026-12-03 15:56-16:40 UTC): 2.10x at the start of the round (179.8 vs 85.5 ms), then 2.26x,
+2.06x, 1.76x and 1.53x with this round's code. `apply_patch` took 182-192 ms in each of those runs; `git apply`
+through MCP 85-121 ms (`git apply` alone 43-48 ms in the first three, 60 and 74 in the last two): the ratio follows
+the disk's speed, which moves `git apply` (it creates every file it changes) far more than `apply_patch` (it
+rewrites them in place). Met in the runs on a slow disk, missed on a fast one: not met reliably.
+- The parse and the plan skip work the usual patch does not need (no join of a CR-free patch's lines to count its
+  CRs; a hunk's lines built in one pass once counted; LF counted first for a file's dominant ending; no search for
+  a missing ending inside a file whose endings are all LF). Alternating old and new code in one process, 15 rounds
+  each, twice: parse + plan 48.8 -> 46.3 and 50.5 -> 47.6 ms a round. Same results on 3,000 mutated parses and
+  1,500 dry runs.
+- Where the CPU goes, through MCP (5 rounds, /proc per process): the server 194 ms a round, the syntax worker 88,
+  the redaction worker 16, for 244 ms of wall time on 2 cores; the client's JSON and schema check come on top.
+  py-spy in the server (10 rounds): the engine's thread 143 ms a round (planning 89 of it: reading and splitting
+  files 27, matching and splicing hunks 21, the parse 24; the compiles it took from the worker 31; the writes 14),
+  the capture's step and commit 17, the event loop 49 (the SDK's dispatch, the response's write).
+- The compiles: 253 a round, 15,415 lines, 68 ms in-process. `compile()` costs ~7 us a line here and ~7 us a call,
+  so joining a file's chunks into one compile would save under 2 ms; `symtable` alone is 4.8 us a line (and misses
+  the code generator's errors, see the first round). What is left is spread over the engine's Python (per-line
+  objects for 13k hunk lines and 83k file lines) and the compiler, with no part large enough to get the ~10% that
+  the target needs on a fast disk.
+
 The eighth round (2026-12-03 13:38-14:45 UTC, the writes): this benchmark read 1.59x at the start of the round
 (207.1 vs 130.7 ms, `git apply` alone 97.2 ms: a slow disk), and 1.34x-2.37x with this round's code as the disk's
 speed changed within the hour. Not met reliably.
