@@ -78,7 +78,8 @@ again):
   no faster even for a one-line change to a 77,000-line module (32.2 vs 25.1 ms): the block finder's scan is C regex
   work, what a local search saves is less than the bookkeeping it adds. Dynamic int8 quantization of MiniLM's linear
   layers (for search): an encode 4.4 -> 2.7 ms back to back, 10.7 -> 6.8 ms paced, but its vectors are only
-  0.95-0.98 cosine to the fp32 ones the store holds: not done.
+  0.95-0.98 cosine to the fp32 ones the store holds: not done. (Done since, with one scale per weight column and
+  each text run alone: `minilm:int8`, the default, 0.986 or more; see `bench/search_stdio_notes.py`.)
 
 The fifth round (2026-12-01 16:40-17:05 UTC, around the MCP layer; through MCP, the drive of 12-15 rounds of the
 8 diffs against one `skillbank serve`, in-process profiles with `yappi`, CPUs idle before each run):

@@ -42,8 +42,9 @@ RUNTIMES = ("auto", "int8", "onnxruntime", "torch")
 class MiniLMEmbedder:
     """`runtime`: `int8` (`bert_ort.py` with 8-bit weights: half the time of `onnxruntime` for a short query),
     `onnxruntime` (full precision: half the time of torch, no torch import), `torch` (`bert.py`), or `auto`, `int8`
-    whenever onnxruntime imports. `onnxruntime` and `torch` give the same vectors (to 1e-5); `int8` vectors are
-    within ~0.99 cosine of them (0.993 on average over short queries and tracebacks), the same space."""
+    whenever onnxruntime imports (full precision when its 8-bit graph does not load). `onnxruntime` and `torch` give
+    the same vectors (to 1e-5); `int8` vectors are at cosine ~0.99 of them (0.993 on average over short queries and
+    tracebacks, 0.986 at the least on real texts), the same space."""
 
     name = "all-MiniLM-L6-v2"
     dim = 384
@@ -59,22 +60,27 @@ class MiniLMEmbedder:
         self.max_length = int(settings.get("max_seq_length", 256))
         self.batch_size = batch_size
         self._lock = threading.Lock()
-        if runtime == "auto":
+        chosen = runtime == "auto"
+        if chosen:
             runtime = "int8" if _onnxruntime_imports() else "torch"
-        self.runtime = runtime
         self._pooled: Callable[[list[str]], np.ndarray]
-        if runtime == "int8":
-            # One text a run: the 8-bit product quantizes its input with one scale for the whole tensor, so in a
-            # batch a text's vector would depend on the other texts and the padding (up to 0.027 per component).
-            # Alone, a text always gets the same vector; it is also faster than batches, which pad short texts to
-            # the longest (300 skill documents: 5.9 s one by one against 10.5 s in batches of 64).
-            self.batch_size = 1
         if runtime in ("int8", "onnxruntime"):
             from skills_store.embedders.bert_ort import OrtBertEncoder
 
-            self._pooled = OrtBertEncoder(path, self.max_length, int8=runtime == "int8").pooled
+            try:
+                encoder = OrtBertEncoder(path, self.max_length, int8=runtime == "int8")
+            except ConfigError as exc:
+                # An onnxruntime built without its contrib operators has no `DynamicQuantizeMatMul`: the default
+                # runs in full precision there rather than failing every search (`minilm:int8` still fails).
+                if not (chosen and runtime == "int8"):
+                    raise
+                log.warning("MiniLM's 8-bit graph does not load (%s): it runs in full precision", exc)
+                runtime = "onnxruntime"
+                encoder = OrtBertEncoder(path, self.max_length)
+            self._pooled = encoder.pooled
         else:
             self._pooled = _torch_pooled(path, self.max_length)
+        self.runtime = runtime
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)

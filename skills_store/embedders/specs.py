@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the protocol module imports the pydantic models, which the 
 
 #: The packaged MiniLM's specs and the runtime each runs it with (`minilm`: onnxruntime with 8-bit weights when it
 #: imports, else torch). One model, one vector space: `minilm:onnxruntime` and `minilm:torch` give the same vectors
-#: (to 1e-5), `minilm:int8` vectors within ~0.99 cosine of them, so a store written with one is read with the
+#: (to 1e-5), `minilm:int8` vectors at cosine ~0.99 of them, so a store written with one is read with the
 #: others (`skills reindex --reembed` makes its vectors the current runtime's).
 MINILM_SPECS = {"minilm": "auto", "minilm:int8": "int8", "minilm:onnxruntime": "onnxruntime", "minilm:torch": "torch"}
 

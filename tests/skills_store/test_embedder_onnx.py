@@ -151,10 +151,38 @@ def test_the_graph_computes_what_the_torch_encoder_computes_for_any_bert(tmp_pat
     assert ours.shape == (4, 16)
     assert ours.dtype == np.float32
     assert np.abs(ours - reference).max() < 1e-5
-    quantized = OrtBertEncoder(path, 256, int8=True).pooled(texts)
+    eight_bit = OrtBertEncoder(path, 256, int8=True)
+    quantized = eight_bit.pooled(texts)
     assert quantized.shape == (4, 16)
     assert np.allclose(np.linalg.norm(quantized, axis=1), 1.0, atol=1e-5)
     assert (quantized * reference).sum(axis=1).min() > 0.95  # random weights: a looser bound than MiniLM's 0.98
+    # Each text is run alone: its batch mates and the padding never change its vector.
+    assert np.array_equal(quantized, np.concatenate([eight_bit.pooled([text]) for text in texts]))
+
+
+def test_the_default_runs_in_full_precision_where_the_8_bit_graph_does_not_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An onnxruntime built without its contrib operators (no `DynamicQuantizeMatMul`): `auto` falls back to full
+    precision with a warning; `minilm:int8`, asked for by name, is refused."""
+    from skills_store.embedders import bert_ort
+    from skills_store.embedders.minilm import MiniLMEmbedder
+
+    real = bert_ort.bert_graph
+
+    def without_contrib_ops(*args: object, int8: bool = False) -> bytes:
+        model = real(*args, int8=int8)  # type: ignore[arg-type]
+        return model.replace(b"DynamicQuantizeMatMul", b"DynamicQuantizeMatMuX") if int8 else model
+
+    monkeypatch.setattr(bert_ort, "bert_graph", without_contrib_ops)
+    path = _tiny_bert(tmp_path, 1)
+    with caplog.at_level("WARNING"):
+        fallback = MiniLMEmbedder(path, runtime="auto")
+    assert fallback.runtime == "onnxruntime"
+    assert "MiniLM's 8-bit graph does not load" in caplog.text
+    assert fallback._pooled(["KeyError: 'qty'"]).shape == (1, 16)  # the tiny model's width, not MiniLM's
+    with pytest.raises(ConfigError, match="onnxruntime cannot load the BERT graph"):
+        MiniLMEmbedder(path, runtime="int8")
 
 
 def test_an_incomplete_checkpoint_is_refused_by_the_onnxruntime_encoder_too(tmp_path: Path) -> None:

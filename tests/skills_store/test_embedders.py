@@ -83,9 +83,10 @@ class TestPackagedMiniLM:
         """Padding to the batch's longest text must not change a short text's vector (the attention mask works; the
         8-bit default encodes each text alone, its input's quantization scale its own)."""
         short = "KeyError: 'qty'"
-        alone = minilm.embed([short])
-        batched = minilm.embed([short, "a long failure message that pads the batch " * 30])
-        assert np.abs(alone[0] - batched[0]).max() < 1e-5
+        for embedder in (minilm, make_embedder("minilm:onnxruntime")):  # 8 bits, and full precision's padded batch
+            alone = embedder.embed([short])
+            batched = embedder.embed([short, "a long failure message that pads the batch " * 30])
+            assert np.abs(alone[0] - batched[0]).max() < 1e-5
 
     def test_the_model_runs_without_importing_transformers(self) -> None:
         """The embedder worker's memory: transformers' BERT code costs ~130 MB that plain torch does not need."""
