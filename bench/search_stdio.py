@@ -143,9 +143,9 @@ class Floor:
 
 async def measure(
     home: Path, cases: list[tuple[str, list[str], float]], embedder: str = "minilm"
-) -> dict[str, dict[str, list[float]]]:
+) -> tuple[dict[str, dict[str, list[float]]], str]:
     """Per case (a name, its query texts, the pause before each timed call: 0 is back to back), the samples of
-    every column."""
+    every column; and the MiniLM runtime the server's encode column was timed with."""
     floor = Floor(home)
     hello = home.parent / "hello_server.py"
     hello.write_text(HELLO)
@@ -191,7 +191,7 @@ async def measure(
                 print(f"{name}: tool p50 {pct(row['tool'], 50):.1f} ms, floor p50 {pct(row['floor'], 50):.1f} ms")
         # The server's runtime in this process, after the servers have gone (a second model here during the run
         # would slow the floor's encode by competing for the caches): the same texts, the same pacing.
-        ort = MiniLMEmbedder(runtime=server_runtime(embedder))
+        ort = MiniLMEmbedder(runtime=MINILM_SPECS.get(embedder, "auto"))  # resolved as the server resolves it
         ort.embed(["warm up onnxruntime"])
         for name, texts, gap_s in cases:
             for text in texts:
@@ -201,15 +201,7 @@ async def measure(
                 out[name]["ort"].append((time.perf_counter() - start) * 1000)
     finally:
         floor.bank.close()
-    return out
-
-
-def server_runtime(embedder: str) -> str:
-    """The MiniLM runtime a server given `SKILLBANK_EMBEDDER=embedder` runs (`auto` for a spec not MiniLM's)."""
-    from skills_store.embedders.minilm import _onnxruntime_imports
-
-    runtime = MINILM_SPECS.get(embedder, "auto")
-    return ("int8" if _onnxruntime_imports() else "torch") if runtime == "auto" else runtime
+    return out, ort.runtime
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,9 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         (f"tracebacks, {args.gap_ms:.0f} ms apart", queries(args.queries, seed=14), gap),
     ]
     start_load = load()
-    rows = anyio.run(measure, home, cases, args.embedder)
+    rows, runtime = anyio.run(measure, home, cases, args.embedder)
     ok = all(pct(r["tool"], 50) <= TARGET * pct(r["floor"], 50) for r in rows.values())
-    write_report(render(rows, args.queries, start_load, load(), server_runtime(args.embedder)), args.report)
+    write_report(render(rows, args.queries, start_load, load(), runtime), args.report)
     return 0 if ok else 1
 
 
