@@ -11,6 +11,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from sandbox.collector import collector_paused
 from sandbox.patch.jail import Jail
 from sandbox.patch.models import PatchResult, SyntaxIssue
 from sandbox.patch.overlay import Entry
@@ -39,8 +40,21 @@ def apply_patch(
     `check_syntax` compiles every changed `.py` file and reports its syntax error (the patch is applied anyway);
     with a `syntax_worker` the files are compiled in that process while they are planned and written (the same
     errors; the server passes one, a library caller gets the in-process check). Paths inside a `hidden` path (the
-    server passes its data dir) are refused like those under `.git/`.
+    server passes its data dir) are refused like those under `.git/`. The cyclic garbage collector is paused
+    meanwhile (`sandbox.collector`: the engine's many small objects make no cycles).
     """
+    with collector_paused():
+        return _apply_patch(root, patch, dry_run, check_syntax, syntax_worker, hidden)
+
+
+def _apply_patch(
+    root: Path,
+    patch: str,
+    dry_run: bool,
+    check_syntax: bool,
+    syntax_worker: SyntaxWorker | None,
+    hidden: Sequence[Path],
+) -> PatchResult:
     sections = iter_patch(patch)  # planned as they are parsed: the syntax worker gets its first file sooner
     try:
         jail = Jail(Path(root), hidden)
