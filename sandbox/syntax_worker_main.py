@@ -8,7 +8,7 @@ import marshal
 import os
 import struct
 
-from sandbox.syntax import file_syntax_error
+from sandbox.syntax import syntax_error, text_syntax_error
 
 Error = tuple[int | None, str] | None
 TICKET = struct.Struct("<qq")  # (offset, length) of a job in the shared file; offset -1 ends the batch
@@ -38,13 +38,20 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _lines(source: bytes) -> list[str]:
-    """A file's lines as `sandbox.patch.textfile` splits them, for bytes without CR (LF endings only)."""
-    text = source[len(_BOM) :] if source.startswith(_BOM) else source
-    lines = text.decode("utf-8", "surrogateescape").split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
+def lines_text(source: bytes) -> str:
+    """A file's lines as `sandbox.patch.textfile` splits them, each after a newline (`"\\n" + "\\n".join(lines)`),
+    for bytes without CR (LF endings only): the text `text_syntax_error` reads, made without splitting the lines."""
+    data = source[len(_BOM) :] if source.startswith(_BOM) else source
+    text = data.decode("utf-8", "surrogateescape")
+    return "\n" + (text[:-1] if text.endswith("\n") else text)
+
+
+def check(source: bytes, joined: str | None, changed: list[tuple[int, int]] | None, filename: str) -> Error:
+    """`sandbox.syntax.file_syntax_error` of a job: its lines are `joined` (joined by newlines) when the engine
+    sent them (a file with CR), else those of `source`."""
+    if changed is None:
+        return syntax_error(source, filename)
+    return text_syntax_error(source, lines_text(source) if joined is None else "\n" + joined, changed, filename)
 
 
 def background() -> None:
@@ -73,8 +80,7 @@ def serve(go: str, tickets: str, answers: str, data: str) -> None:
             if offset < 0:
                 break
             number, filename, source, joined, changed = marshal.loads(os.pread(data_fd, length, offset))
-            lines = _lines(source) if joined is None else joined.split("\n")
-            done.append((number, file_syntax_error(source, lines, changed, filename)))
+            done.append((number, check(source, joined, changed, filename)))
         else:
             return
         payload = marshal.dumps(done)

@@ -18,9 +18,11 @@ from sandbox.syntax import (
     _TOP_BLOCK_LINE,
     _Touched,
     changed_syntax_error,
+    file_syntax_error,
     split_blocks,
     syntax_error,
 )
+from sandbox.syntax_worker_main import check, lines_text
 
 
 def _long_module() -> list[str]:
@@ -185,3 +187,57 @@ def test_block_lines_are_found_where_the_plain_patterns_find_them(text: str) -> 
     text = "\n" + text
     assert [m.start() for m in _TOP_BLOCK_LINE.finditer(text)] == [m.start() for m in top.finditer(text)]
     assert [m.start() for m in _LINE_OF_INTEREST.finditer(text)] == [m.start() for m in member.finditer(text)]
+
+
+_SOURCE_PIECES = [
+    "def f(x):",
+    "    return x",
+    "class C:",
+    "    def m(self):",
+    "        pass",
+    "    @property",
+    "@decorator",
+    '"""',
+    "'''",
+    "x = (1,",
+    "    2)",
+    "return x",
+    "async def g():",
+    "    await h()",
+    "line \\",
+    "",
+    "# comment",
+    "if x:",
+    "pass",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_SOURCE_PIECES), min_size=90, max_size=260),
+    st.lists(st.tuples(st.integers(0, 259), st.integers(0, 3)), min_size=1, max_size=6),
+    st.sampled_from(["", "\n"]),
+    st.booleans(),
+)
+def test_the_worker_checks_the_bytes_as_the_engine_checks_the_lines(
+    pieces: list[str], spans: list[tuple[int, int]], ending: str, bom: bool
+) -> None:
+    """The syntax worker reads a job's text straight from its bytes (`lines_text`) and cuts blocks by offsets; it
+    must find the engine's lines and report the engine's error for every file and change."""
+    source = ("\ufeff" if bom else "") + "\n".join(pieces) + ending
+    data = source.encode()
+    lines = TextFile.decode(data).lines
+    assert lines_text(data) == "\n" + "\n".join(lines)
+    changed = [(min(start, len(lines)), min(start + size, len(lines))) for start, size in spans]
+    assert check(data, None, changed, "m.py") == file_syntax_error(data, lines, changed, "m.py")
+    assert check(data, "\n".join(lines), changed, "m.py") == file_syntax_error(data, lines, changed, "m.py")
+    assert check(data, None, None, "m.py") == syntax_error(data, "m.py")
+
+
+def test_text_of_empty_and_unterminated_files() -> None:
+    assert lines_text(b"") == "\n"
+    assert lines_text(b"a\nb") == "\na\nb"
+    assert lines_text(b"a\nb\n") == "\na\nb"
+    assert lines_text(b"\n") == "\n"
+    assert lines_text("\ufeffé\n".encode()) == "\né"
+    assert lines_text(b"\xff\n") == "\n\udcff"  # not UTF-8: kept through surrogateescape, as the engine keeps it
