@@ -200,12 +200,12 @@ async def test_an_idle_session_is_closed_by_the_periodic_reap_without_another_ca
         assert (traj.status, traj.outcome) == ("closed", "abandoned")
 
 
-async def test_a_read_only_call_commits_from_the_event_loop_and_waits_in_a_thread_only_when_the_db_is_busy(
+async def test_a_loop_committed_call_commits_from_the_event_loop_and_waits_in_a_thread_only_when_the_db_is_busy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import mcp_server.capture as capture_module
 
-    monkeypatch.setattr(capture_module, "READ_ONLY_TOOLS", frozenset({"echo"}))
+    monkeypatch.setattr(capture_module, "LOOP_COMMITTED_TOOLS", frozenset({"echo"}))
     store, capture = make_capture(tmp_path)
     answers: list[int | None] = []
     try_append = store.try_append

@@ -135,13 +135,18 @@ async def test_a_patch_step_is_committed_without_an_fsync_and_a_recorded_step_wi
     """The patched files are written without an fsync, so their step is not fsynced either (it survives a crash of
     the server); what the agent records is."""
     durable: list[tuple[str, bool]] = []
-    append = SQLiteTrajectoryStore.append
+    append, try_append = SQLiteTrajectoryStore.append, SQLiteTrajectoryStore.try_append
 
     def spy(self, trajectory_id, steps, **kwargs):
         durable.append((steps[0].tool or steps[0].kind, kwargs.get("durable", True)))
         return append(self, trajectory_id, steps, **kwargs)
 
+    def try_spy(self, trajectory_id, steps, **kwargs):  # the patch's step, committed from the event loop
+        durable.append((steps[0].tool or steps[0].kind, kwargs.get("durable", True)))
+        return try_append(self, trajectory_id, steps, **kwargs)
+
     monkeypatch.setattr(SQLiteTrajectoryStore, "append", spy)
+    monkeypatch.setattr(SQLiteTrajectoryStore, "try_append", try_spy)
     deps = build_deps(test_settings)
     async with Client(create_server(deps)) as client:
         patch = "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+x\n"

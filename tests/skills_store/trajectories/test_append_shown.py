@@ -1,4 +1,4 @@
-"""A captured search's step and the skills it showed: one transaction, and for a read-only call no fsync."""
+"""A captured search's step and the skills it showed: one transaction, and for a search no fsync."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`try_append`: a short write committed by the caller's own thread, or refused at once (nothing written) when it
-would have to wait for another writer; what the capture of a read-only call uses instead of a thread hop."""
+would have to wait for another writer; what the capture of a search or a patch uses instead of a thread hop."""
 
 from __future__ import annotations
 
