@@ -2,6 +2,45 @@
 newest first, printed under its table."""
 
 NOTES = """\
+The tenth round (2026-12-03 17:30-18:10 UTC): 1.91x at the start (174.2 vs 91.1 ms); with this round's changes 1.96x,
+1.73x, 1.57x, 1.70x, 1.45x, 1.24x, 2.00x (150.6 vs 75.2 ms, a miss by 0.1 ms), 1.88x, 1.77x and the 1.66x above, as
+`git apply` through MCP moved between 75 and 131 ms. `apply_patch` itself took 150.6-163.9 ms in those runs
+(174.2 at the start). On tmpfs, the CPU's ratio alone (now a line of this report): 2.15x-2.26x, `apply_patch`
+140.7-149.4 ms against `git apply` via MCP 64-68 ms. Met on this VM's disk in 9 runs of 10; not on tmpfs: not met
+reliably.
+- The cyclic garbage collector is paused while the engine runs (`sandbox.collector`): a release diff's tens of
+  thousands of small containers set off young collections, and in the long-lived server the survivors set off full
+  ones (one of 52 ms fell on a call in 6 rounds). Through MCP, 6 rounds each (ext4): the plan 71 -> 54-56 ms a
+  round, the client's wall 177-185 -> 157-162 ms.
+- The syntax check finds, cuts and compiles blocks by their offsets in the file's text, so the worker no longer
+  splits a job's bytes into lines and joins them back, and the class members' pattern takes indentation
+  possessively: the worker's checks of a round 77-79 -> 74 ms (best of 7, in-process); the same chunks and errors
+  as before on 15,720 random changes to site-packages files (5,146 of them with a syntax error).
+- An `apply_patch` step is committed from the event loop when no other write is in the way (no thread hop there and
+  back): two servers alternating, 10 rounds, 159.4 -> 157.6 ms a round.
+- Where a round goes now (tmpfs, server-side timestamps): before the engine 11-14 ms (the SDK's dispatch 6.6-9, the
+  hop into the engine's thread 3.3-4), the plan 48-55, the writes 5, the wait for the syntax worker and the tickets
+  the engine takes from it 24-25, after the engine 21 (the result 2.3, the hop back 2.1, the step 5.1, its commit
+  4.4, the SDK's answer 3.4); the client's side ~30 (its schema check 9.8 of that). The syntax worker is the
+  bottleneck: its checks start 1.5 ms into a call (the first `.py` file planned) and it is busy for ~64 ms of a
+  round while the engine plans and writes for ~60.
+- Looked at and not done:
+  - Sending the redaction request from the engine's thread once it runs instead of from the event loop before the
+    hop: the hop into the engine took 0.5-4 ms in a quarter of the calls, when the redaction worker (a batch task,
+    which the kernel's EEVDF lets finish its slice) had taken the core the engine's thread was woken on; deferred,
+    every hop took 0.1-0.4 ms, but the round did not get faster (141.0, 148.8, 151.6 against 145.0, 144.5, 148.2 ms).
+  - Reading the redaction answer when the capture needs it instead of in a reader thread: no gain measured.
+  - A 50 ms interpreter switch interval (the engine's thread drops the lock less often): 142.5 -> 140.6 and 143.0 ->
+    141.6 ms in two 20-round A/B runs, not worth a process-wide setting.
+  - The client's schema check costs ~4.7 us per property it descends into (1,874 a round): only fewer properties per
+    file entry would make it cheaper, and `offset_lines` and `fuzzy` are the contract's.
+  - Compiling a long function as its header and only the body statements holding a change: 29% fewer lines
+    compiled on these diffs by count (13,049 -> 9,228), ~12% less compile time as the sixth round measured, and
+    checks across statements (`global` after a use, `return` with a value in an async generator) would need their
+    own guards.
+  - One open per rewritten file (the reservation's fd kept for the write) and no `ftruncate` where the file did not
+    shrink: 4.6 -> 3.7 ms for the 197 rewritten files, 0.6% of a round.
+
 The ninth round (2026-12-03 15:56-16:40 UTC): 2.10x at the start of the round (179.8 vs 85.5 ms), then 2.26x,
 2.06x, 1.76x and 1.53x with this round's code. `apply_patch` took 182-192 ms in each of those runs; `git apply`
 through MCP 85-121 ms (`git apply` alone 43-48 ms in the first three, 60 and 74 in the last two): the ratio follows
