@@ -24,6 +24,7 @@ import marshal
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ class Pending:
         self._done = threading.Event()
         self.value: Any = None
         self.ok = False
+        self.sent = time.monotonic()
 
     def done(self) -> bool:
         return self._done.is_set()
@@ -101,6 +103,10 @@ class RedactWorker:
             return None
         with self._lock:
             if self._pending is not None and not self._pending.done():
+                if time.monotonic() - self._pending.sent > ANSWER_TIMEOUT_S:
+                    # Hung on an earlier request that nobody waited for (a step committed from the event loop
+                    # takes the answer only if it is there): replaced, from the next call on.
+                    self._kill_locked()
                 return None  # busy with another call's arguments
             proc = self._running()
             if proc is None or proc.stdin is None or not self._ready.is_set():

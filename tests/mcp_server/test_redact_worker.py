@@ -115,6 +115,31 @@ def test_a_hung_worker_costs_one_timeout_then_is_replaced(worker) -> None:
     assert w.pid != hung
 
 
+def test_a_worker_hung_on_a_request_nobody_waited_for_is_replaced_by_a_later_call(worker, monkeypatch) -> None:
+    """A step committed from the event loop only looks for the answer (`stored(0.0)`), so it never gives up on a
+    hung worker; a later call does, once the request has waited `ANSWER_TIMEOUT_S`."""
+    import mcp_server.redact_worker as redact_worker
+
+    monkeypatch.setattr(redact_worker, "ANSWER_TIMEOUT_S", 0.2)
+    red = Redactor()
+    w = worker(red)
+    hung = w.pid
+    os.kill(hung, signal.SIGSTOP)
+    looked = CapturedArgs(red, w, long_args())
+    assert looked.pending is not None
+    assert KEY not in str(looked.stored(0.0))  # redacted in-process, the worker left alone
+    assert w.pid == hung
+    assert CapturedArgs(red, w, long_args()).pending is None  # busy, but not for long yet: kept
+    assert w.pid == hung
+    time.sleep(0.3)
+    assert CapturedArgs(red, w, long_args()).pending is None  # waited too long: killed, this call in-process
+    with pytest.raises(ProcessLookupError):
+        os.kill(hung, 0)
+    assert w.wait_ready(20)
+    assert w.pid not in (None, hung)
+    assert CapturedArgs(red, w, long_args()).pending is not None
+
+
 def test_values_too_big_for_the_pipe_or_not_plain_data_stay_in_process(worker) -> None:
     w = worker()
     assert w.submit({"patch": "x" * PIPE_BYTES}, PIPE_BYTES) is None
