@@ -185,8 +185,8 @@ def _lines_outside_strings(
     text: str, pattern: re.Pattern[str], pos: int, end: int, index: int
 ) -> tuple[list[int], list[int], int]:
     """The lines whose preceding newline `pattern` finds in `text[pos:end]`, less those inside a triple-quoted
-    string, with the offsets of those newlines, and the index of the line that `end` falls in (for the whole text:
-    how many lines it holds); `pos` is the newline before line `index`, outside any string.
+    string, with the offsets of those newlines; `pos` is the newline before line `index`, outside any string. The
+    third value is `index` plus the newlines in `text[pos:end]`: for the whole text, how many lines it holds.
 
     Quotes are counted between consecutive matches, never collected: a file has more of them than lines found."""
     found: list[int] = []
