@@ -214,10 +214,15 @@ def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
     return out
 
 
+def totals(cases: list[Case]) -> dict[str, float]:
+    """Seconds for all the diffs, per server: the sum of each diff's median trial."""
+    return {label: sum(statistics.median(c.times[label]) for c in cases) for label in ("git apply", "skillbank")}
+
+
 def render(
     cases: list[Case], repeats: int, load_before: str, parts: dict[str, float], extra: list[str]
 ) -> tuple[str, float]:
-    total = {label: sum(statistics.median(c.times[label]) for c in cases) for label in ("git apply", "skillbank")}
+    total = totals(cases)
     ratio = total["skillbank"] / total["git apply"]
     lines = [
         "# apply_patch through MCP vs git apply through MCP",
@@ -281,7 +286,7 @@ def timed_run(repeats: int, where: str | None, *, parts: bool) -> tuple[list[Cas
 def tmpfs_lines(cases: list[Case] | None, where: str | None) -> list[str]:
     if cases is None:
         return ["", "Not run on tmpfs: " + ("skipped (`--no-tmpfs`)." if where else "no tmpfs at /dev/shm here.")]
-    total = {label: sum(statistics.median(c.times[label]) for c in cases) for label in ("git apply", "skillbank")}
+    total = totals(cases)
     same = all(all(c.identical.values()) for c in cases)
     return [
         "",
