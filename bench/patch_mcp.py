@@ -87,6 +87,93 @@ class Case:
     identical: dict[str, bool] = field(default_factory=lambda: {"git apply": True, "skillbank": True})
 
 
+@dataclass
+class Proc:
+    """One process as Linux's `/proc` shows it: its parent, the CPU it used, what it runs."""
+
+    pid: int
+    ppid: int
+    cpu_s: float
+    """User and system time, with that of the children it waited for (`git`, for the baseline's server)."""
+    cmdline: str
+
+
+#: What a process of skillbank's server is, by what its command line runs.
+ROLES: tuple[tuple[str, str], ...] = (
+    ("syntax_worker_main", "syntax worker"),
+    ("redact_worker_main", "redaction worker"),
+)
+
+
+def processes(proc: Path = Path("/proc")) -> dict[int, Proc]:
+    """Every process `proc` lists (empty where there is no `/proc`: not Linux); those that left meanwhile are
+    skipped."""
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    table: dict[int, Proc] = {}
+    try:
+        entries = list(proc.iterdir())
+    except OSError:
+        return table
+    for entry in entries:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            fields = stat[stat.rindex(")") + 2 :].split()  # the name, in parentheses, may hold spaces
+            ppid, ticks = int(fields[1]), sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        except (OSError, ValueError, IndexError):
+            continue
+        table[int(entry.name)] = Proc(int(entry.name), ppid, ticks / tick, cmdline)
+    return table
+
+
+def cpu_by_role(before: dict[int, Proc], after: dict[int, Proc], root: int) -> dict[str, float]:
+    """CPU seconds that `root` and its descendants used between the two snapshots, by role: `server` for `root`,
+    a worker by its `ROLES` name, `other` for anything else (a process that started meanwhile counts whole)."""
+    tree, frontier = [], [root]
+    while frontier:
+        pid = frontier.pop()
+        if pid in after:
+            tree.append(after[pid])
+            frontier += [p.pid for p in after.values() if p.ppid == pid]
+    used: dict[str, float] = {}
+    for p in tree:
+        role = "server" if p.pid == root else next((name for key, name in ROLES if key in p.cmdline), "other")
+        start = before[p.pid].cpu_s if p.pid in before and before[p.pid].cmdline == p.cmdline else 0.0
+        used[role] = used.get(role, 0.0) + max(p.cpu_s - start, 0.0)
+    return used
+
+
+def cpu_lines(cpu: dict[str, dict[str, float]], repeats: int) -> list[str]:
+    """The report's table of CPU a round (the 8 diffs once) by process, each server's total and their ratio."""
+    if not all(cpu.get(label) for label in ("git apply", "skillbank")):
+        return ["", "CPU by process: not measured (no `/proc` here)."]
+    tick = 1 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
+    lines = [
+        "",
+        f"CPU a round in the run of the table above (the 8 diffs once; user + system time from `/proc`, the mean of "
+        f"the {repeats} trials, in clock "
+        f"ticks of {tick * 1000:.0f} ms: +-{tick / repeats * 1000:.0f} ms), by process. The client is the same "
+        "process for both and is left out:",
+        "",
+        "| server | process | CPU ms a round |",
+        "| --- | --- | --- |",
+    ]
+    for label, used in cpu.items():
+        lines += [f"| {label} | {role} | {sec / repeats * 1000:.0f} |" for role, sec in used.items()]
+    ours, theirs = (sum(cpu[label].values()) / repeats for label in ("skillbank", "git apply"))
+    lines += [
+        f"| **skillbank, all** | | **{ours * 1000:.0f}** |",
+        f"| **git apply, all** | | **{theirs * 1000:.0f}** |",
+        "",
+        f"skillbank's processes use {ours / theirs:.2f}x the CPU of the baseline's. The calls are sequential, so "
+        "how much of it overlaps (the syntax worker and the redaction worker run beside the engine) is what keeps "
+        "the wall-clock ratio below that.",
+    ]
+    return lines
+
+
 def load() -> str:
     return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -107,7 +194,8 @@ def refill(work: Path, source: Path) -> None:
     shutil.copytree(source, work, symlinks=True)
 
 
-async def run(cases: list[Case], base: Path, repeats: int) -> None:
+async def run(cases: list[Case], base: Path, repeats: int) -> dict[str, dict[str, float]]:
+    """Time every case through both servers; returns the CPU each server's processes used meanwhile, by role."""
     env = {**os.environ, "SKILLBANK_HOME": str(base / "home"), "GIT_CEILING_DIRECTORIES": str(base)}
     hello = base / "git_apply_server.py"
     hello.write_text(GIT_APPLY_SERVER)
@@ -128,6 +216,11 @@ async def run(cases: list[Case], base: Path, repeats: int) -> None:
             case = cases[-1]
             refill(ws[label], case.old)
             await calls[label](case.patch)
+        before = processes()
+        servers = {
+            label: next((p.pid for p in before.values() if p.ppid == os.getpid() and key in p.cmdline), None)
+            for label, key in (("skillbank", "mcp_server"), ("git apply", hello.name))
+        }
         for case in cases:
             for i in range(repeats):
                 labels = list(calls) if i % 2 == 0 else list(calls)[::-1]
@@ -139,6 +232,8 @@ async def run(cases: list[Case], base: Path, repeats: int) -> None:
                     case.times[label].append(time.perf_counter() - start)
                     ok = not result.is_error and files_of(work) == case.expected
                     case.identical[label] = case.identical[label] and ok
+        after = processes()
+    return {label: cpu_by_role(before, after, pid) if pid else {} for label, pid in servers.items()}
 
 
 def breakdown(cases: list[Case], base: Path, repeats: int) -> dict[str, float]:
@@ -272,15 +367,17 @@ def tmpfs_dir(mounts: Path = Path("/proc/mounts")) -> str | None:
     return "/dev/shm" if any(fields[1:3] == ["/dev/shm", "tmpfs"] for fields in table) else None
 
 
-def timed_run(repeats: int, where: str | None, *, parts: bool) -> tuple[list[Case], dict[str, float]]:
-    """The cases timed through MCP with their workspaces under `where` (None: the system's temp dir), and the
-    in-process breakdown when `parts`."""
+def timed_run(
+    repeats: int, where: str | None, *, parts: bool
+) -> tuple[list[Case], dict[str, float], dict[str, dict[str, float]]]:
+    """The cases timed through MCP with their workspaces under `where` (None: the system's temp dir), the
+    in-process breakdown when `parts`, and the CPU the servers' processes used (`run`)."""
     with tempfile.TemporaryDirectory(prefix="skillbank-bench-patch-mcp-", dir=where) as tmp:
         base = Path(tmp)
         (base / "trees").mkdir()
         cases = prepare(base / "trees")
-        anyio.run(run, cases, base, repeats)
-        return cases, breakdown(cases, base, repeats) if parts else {}
+        cpu = anyio.run(run, cases, base, repeats)
+        return cases, breakdown(cases, base, repeats) if parts else {}, cpu
 
 
 def tmpfs_lines(cases: list[Case] | None, where: str | None) -> list[str]:
@@ -303,10 +400,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-tmpfs", action="store_true", help="skip the second run on tmpfs")
     args = parser.parse_args(argv)
     load_before = load()
-    cases, parts = timed_run(args.repeats, None, parts=True)
+    cases, parts, cpu = timed_run(args.repeats, None, parts=True)
     shm = tmpfs_dir()
     on_tmpfs = timed_run(args.repeats, shm, parts=False)[0] if shm and not args.no_tmpfs else None
-    report, ratio = render(cases, args.repeats, load_before, parts, tmpfs_lines(on_tmpfs, shm))
+    extra = tmpfs_lines(on_tmpfs, shm) + cpu_lines(cpu, args.repeats)
+    report, ratio = render(cases, args.repeats, load_before, parts, extra)
     print(report)
     write_report(report, "patch_mcp")
     failed = ratio > TARGET or not all(all(c.identical.values()) for c in [*cases, *(on_tmpfs or [])])

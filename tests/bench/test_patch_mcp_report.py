@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from bench.patch_mcp import TARGET, Case, render, tmpfs_dir, tmpfs_lines
+from bench.patch_mcp import (
+    TARGET,
+    Case,
+    Proc,
+    cpu_by_role,
+    cpu_lines,
+    processes,
+    render,
+    tmpfs_dir,
+    tmpfs_lines,
+)
 
 
 def _case(name: str, git_ms: list[float], ours_ms: list[float], identical: bool = True) -> Case:
@@ -41,3 +52,57 @@ def test_tmpfs_is_found_only_where_the_mount_table_lists_dev_shm_as_one(tmp_path
     table.write_text("/dev/vda / ext4 rw 0 0\nshm /dev/shm ext4 rw 0 0\n\n")
     assert tmpfs_dir(table) is None
     assert tmpfs_dir(tmp_path / "absent") is None
+
+
+def _proc_entry(root: Path, pid: int, ppid: int, ticks: tuple[int, int, int, int], cmdline: str, name: str) -> None:
+    folder = root / str(pid)
+    folder.mkdir()
+    utime, stime, cutime, cstime = ticks
+    rest = ["S", str(ppid), *["0"] * 9, str(utime), str(stime), str(cutime), str(cstime), "20", "0"]
+    (folder / "stat").write_text(f"{pid} ({name}) {' '.join(rest)}\n")
+    (folder / "cmdline").write_bytes(cmdline.replace(" ", "\0").encode() + b"\0")
+
+
+def test_processes_reads_parent_cpu_and_command_line_and_skips_what_it_cannot_read(tmp_path: Path) -> None:
+    tick = os.sysconf("SC_CLK_TCK")
+    _proc_entry(tmp_path, 10, 1, (tick, tick, 2 * tick, 0), "python -m mcp_server serve", "py (with) spaces")
+    (tmp_path / "11").mkdir()  # left before its files were read
+    (tmp_path / "self").mkdir()
+    table = processes(tmp_path)
+    assert list(table) == [10]
+    assert table[10] == Proc(10, 1, 4.0, "python -m mcp_server serve")
+    assert processes(tmp_path / "absent") == {}
+
+
+def test_cpu_by_role_counts_the_tree_between_snapshots_by_what_each_process_runs() -> None:
+    server, syntax, redact, grandchild = (
+        Proc(10, 1, 1.0, "python -m mcp_server serve"),
+        Proc(11, 10, 0.5, "python -I -S -c import sandbox.syntax_worker_main as m"),
+        Proc(12, 10, 0.2, "python -I -S -c import mcp_server.redact_worker_main as m"),
+        Proc(13, 11, 0.1, "git apply"),
+    )
+    stranger = Proc(20, 1, 9.0, "python -m mcp_server serve")
+    before = {p.pid: p for p in (server, syntax, redact, stranger)}
+    after = {
+        10: Proc(10, 1, 1.5, server.cmdline),
+        11: Proc(11, 10, 0.8, syntax.cmdline),
+        12: Proc(12, 10, 0.7, "python something else"),  # the pid was reused: counted whole
+        13: grandchild,  # started meanwhile: counted whole
+        20: Proc(20, 1, 19.0, stranger.cmdline),  # not in the tree
+    }
+    used = cpu_by_role(before, after, 10)
+    assert used == pytest.approx({"server": 0.5, "syntax worker": 0.3, "other": 0.8})
+    assert cpu_by_role(before, after, 99) == {}
+
+
+def test_the_cpu_table_gives_each_process_each_server_and_their_ratio() -> None:
+    cpu = {
+        "skillbank": {"server": 0.5, "syntax worker": 0.25, "redaction worker": 0.05},
+        "git apply": {"server": 0.2},
+    }
+    text = "\n".join(cpu_lines(cpu, 5))
+    assert "| skillbank | syntax worker | 50 |" in text
+    assert "| **skillbank, all** | | **160** |" in text
+    assert "| **git apply, all** | | **40** |" in text
+    assert "use 4.00x the CPU" in text
+    assert "not measured" in cpu_lines({"skillbank": {}, "git apply": {"server": 1.0}}, 5)[1]
