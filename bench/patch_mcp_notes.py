@@ -2,6 +2,33 @@
 newest first, printed under its table."""
 
 NOTES = """\
+The eleventh round (2026-12-03 19:14-19:45 UTC): no change to the engine or the server; the report now adds the CPU
+each server's processes use a round (from `/proc`). Four runs: 2.06x, 2.16x, 1.81x and the 1.75x above on this VM's
+disk (`git apply` via MCP 63.6, 60.4, 68.7 and 70.6 ms; `apply_patch` 130.9, 130.2, 124.5 and 123.8), and 2.21x,
+2.24x, 2.30x and 2.29x on tmpfs. Not met.
+- The CPU a round, through MCP: skillbank's server 100-108 ms (the event loop ~30, the engine's thread ~74), its
+  syntax worker 54-58, its redaction worker 12-14: 166-180 ms against 54-62 for the baseline's server with its
+  `git` children, 2.7x-3.3x. The calls are sequential, so what decides the wall-clock ratio is how much of that
+  overlaps.
+- Where a round goes (client and server timestamps on one clock, 10 rounds, tmpfs, 118 ms a round): one core's
+  worth of serial work, 51 ms (the client's send 5 and its reading and schema check of the answer 15; the SDK's
+  dispatch 8; the capture's set-up and the hop into the engine 2.4; the engine's set-up 2.6; after the engine: the
+  hop back and freeing the plan 4.4, the summary and the tool's result 1.8, the step 4.3, its commit 3.7, the SDK's
+  answer 3.2); and 66 ms in which both cores are busy (the plan 39.3 and the writes 4.8 in the engine's thread while
+  the syntax worker compiles, then 22.6 in which both compile what is left: the worker was busy 32 of the engine's
+  44 ms, and 40 ms of compiling were left when the files were written). That 66 ms is ~128 ms of CPU: the engine
+  44, the syntax check 72 (48 of it `compile()` itself, 14 cutting the blocks, the rest moving jobs between the
+  processes), the redaction 12.
+- What each part is worth, measured by removing it (two servers alternating, medians of 12-16 rounds): without the
+  syntax check 125.6 -> 98.0 ms a round (1.72x of the baseline's ~57); with a redaction worker that answers without
+  redacting 135.5 -> 130.1 ms. Freeing the engine's plan after the answer is written instead of on the way back:
+  125.3 -> 124.5 ms, noise; not kept.
+- So the rest is spread thin: halving the cutting of blocks would save ~3 ms a round, sending the redaction worker
+  the request's line as it arrives (so it redacts while the SDK dispatches, on the core that is idle then) at most
+  ~5, and the step's redaction and commit ~2. Together that is ~2.0x on tmpfs, not reliably below; the compiles
+  (~48 ms of CPU on these diffs, what a full check costs) and the plan (~34 ms in-process, already in tight
+  Python) are the floor of this design on 2 cores.
+
 The tenth round (2026-12-03 17:30-18:10 UTC): 1.91x at the start (174.2 vs 91.1 ms); with this round's changes 1.96x,
 1.73x, 1.57x, 1.70x, 1.45x, 1.24x, 2.00x (150.6 vs 75.2 ms, a miss by 0.1 ms), 1.88x, 1.77x and the 1.66x above, as
 `git apply` through MCP moved between 75 and 131 ms. `apply_patch` itself took 150.6-163.9 ms in those runs
