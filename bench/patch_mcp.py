@@ -98,6 +98,8 @@ class Proc:
     cmdline: str
 
 
+#: Seconds per clock tick, the unit of a process's CPU times in `/proc`.
+TICK_S = 1 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
 #: What a process of skillbank's server is, by what its command line runs.
 ROLES: tuple[tuple[str, str], ...] = (
     ("syntax_worker_main", "syntax worker"),
@@ -108,7 +110,6 @@ ROLES: tuple[tuple[str, str], ...] = (
 def processes(proc: Path = Path("/proc")) -> dict[int, Proc]:
     """Every process `proc` lists (empty where there is no `/proc`: not Linux); those that left meanwhile are
     skipped."""
-    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     table: dict[int, Proc] = {}
     try:
         entries = list(proc.iterdir())
@@ -124,7 +125,7 @@ def processes(proc: Path = Path("/proc")) -> dict[int, Proc]:
             ppid, ticks = int(fields[1]), sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
         except (OSError, ValueError, IndexError):
             continue
-        table[int(entry.name)] = Proc(int(entry.name), ppid, ticks / tick, cmdline)
+        table[int(entry.name)] = Proc(int(entry.name), ppid, ticks * TICK_S, cmdline)
     return table
 
 
@@ -149,13 +150,11 @@ def cpu_lines(cpu: dict[str, dict[str, float]], repeats: int) -> list[str]:
     """The report's table of CPU a round (the 8 diffs once) by process, each server's total and their ratio."""
     if not all(cpu.get(label) for label in ("git apply", "skillbank")):
         return ["", "CPU by process: not measured (no `/proc` here)."]
-    tick = 1 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
     lines = [
         "",
-        f"CPU a round in the run of the table above (the 8 diffs once; user + system time from `/proc`, the mean of "
-        f"the {repeats} trials, in clock "
-        f"ticks of {tick * 1000:.0f} ms: +-{tick / repeats * 1000:.0f} ms), by process. The client is the same "
-        "process for both and is left out:",
+        "CPU a round in the run of the table above (the 8 diffs once; user + system time from `/proc`, the mean of "
+        f"the {repeats} trials, in clock ticks of {TICK_S * 1000:.0f} ms: +-{TICK_S / repeats * 1000:.0f} ms), by "
+        "process. The client is the same process for both and is left out:",
         "",
         "| server | process | CPU ms a round |",
         "| --- | --- | --- |",
