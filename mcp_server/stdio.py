@@ -41,7 +41,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 def without_lone_surrogates(line: str) -> str:
     """`line` (one JSON-RPC message) with each lone surrogate escape made its text, so that it parses; a line
     without one (a surrogate pair is a character, kept) is returned as it is."""
-    if "\\u" not in line or not _SURROGATE_ESCAPE.search(line):
+    if "\\u" not in line or not _has_surrogate_escape(line):
         return line
     try:
         message = json.loads(line)
@@ -49,6 +49,19 @@ def without_lone_surrogates(line: str) -> str:
         return line  # not JSON: the SDK reports it as it would have
     safe = json_safe(message)
     return line if safe == message else json.dumps(safe, ensure_ascii=False) + "\n"
+
+
+def _has_surrogate_escape(line: str) -> bool:
+    """Whether `line` holds a surrogate escape: `\\udXXX` after an even run of backslashes (none, or escaped ones).
+    After an odd run it is text, as in a patch to code that writes `"\\udcff"`: such a line is not parsed twice
+    (a release diff of click's: 1.2 ms)."""
+    for found in _SURROGATE_ESCAPE.finditer(line):
+        start = stop = found.start()
+        while start and line[start - 1] == "\\":
+            start -= 1
+        if (stop - start) % 2 == 0:
+            return True
+    return False
 
 
 def usable(fd: int) -> bool:

@@ -15,6 +15,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+import mcp_server.stdio as stdio
 from mcp_server.stdio import LineReader, PipeWriter, claimed, usable, without_lone_surrogates
 
 pytestmark = pytest.mark.anyio
@@ -65,6 +66,20 @@ async def test_a_lone_surrogate_escape_becomes_its_text_and_anything_else_stays_
     assert json.loads(got[0]) == {"id": 7, "q": "KeyError \\ud800 qty", "k": ["\\xe9"]}
     assert got[1:] == kept
     assert without_lone_surrogates('{"q": "\\uD800"}') == '{"q": "\\\\ud800"}\n'
+
+
+def test_a_surrogate_escape_after_an_escaped_backslash_is_text_and_the_line_is_not_parsed(monkeypatch) -> None:
+    """A patch to code holding `"\\udcff"` arrives as `\\\\udcff`: text, so the line goes on without a parse."""
+
+    def parsed(_: str) -> None:
+        raise AssertionError("parsed")
+
+    text = '{"id": 3, "q": "filename=\\"\\\\udcff\\" and \\\\\\\\uD800"}\n'  # two and four backslashes
+    monkeypatch.setattr(stdio.json, "loads", parsed)
+    assert without_lone_surrogates(text) is text
+    monkeypatch.undo()
+    real = '{"id": 4, "q": "\\\\\\ud800 after an escaped backslash"}\n'  # three: one escaped, then a real one
+    assert json.loads(without_lone_surrogates(real)) == {"id": 4, "q": "\\\\ud800 after an escaped backslash"}
 
 
 async def test_a_last_line_without_a_newline_is_still_delivered_and_then_the_reader_ends() -> None:
