@@ -2,13 +2,17 @@
 newest first, printed under its table."""
 
 NOTES = """\
-The eleventh round (2026-12-03 19:14-19:45 UTC): no change to the engine or the server; the report now adds the CPU
-each server's processes use a round (from `/proc`). Four runs: 2.06x, 2.16x, 1.81x and the 1.75x above on this VM's
-disk (`git apply` via MCP 63.6, 60.4, 68.7 and 70.6 ms; `apply_patch` 130.9, 130.2, 124.5 and 123.8), and 2.21x,
-2.24x, 2.30x and 2.29x on tmpfs. Not met.
-- The CPU a round, through MCP: skillbank's server 100-108 ms (the event loop ~30, the engine's thread ~74), its
-  syntax worker 54-58, its redaction worker 12-14: 166-180 ms against 54-62 for the baseline's server with its
-  `git` children, 2.7x-3.3x. The calls are sequential, so what decides the wall-clock ratio is how much of that
+The eleventh round (2026-12-03 19:14-20:05 UTC): no change to the engine; the report now adds the CPU each server's
+processes use a round (from `/proc`). Four runs before this round's one server change: 2.06x, 2.16x, 1.81x and 1.75x
+on this VM's disk (`git apply` via MCP 63.6, 60.4, 68.7 and 70.6 ms; `apply_patch` 130.9, 130.2, 124.5 and 123.8),
+and 2.21x, 2.24x, 2.30x and 2.29x on tmpfs; two after it: 2.13x (115.2 vs 54.0 ms) and the 1.77x above on disk,
+2.29x and 2.27x on tmpfs (`apply_patch` 115.8 and 114.3 ms, `git apply` via MCP 50.6 and 50.4). Not met.
+- The server change: a line holding `\\udXXX` after an escaped backslash (click's diff patches code that writes
+  `"\\udcff"`) was taken for a lone surrogate escape and parsed a second time, 1.2 ms on that call; the escape now
+  counts only after an even run of backslashes.
+- The CPU a round, through MCP: skillbank's server 96-108 ms (the event loop ~30, the engine's thread ~74), its
+  syntax worker 52-58, its redaction worker 12-14: 162-180 ms against 46-62 for the baseline's server with its
+  `git` children, 2.7x-3.5x. The calls are sequential, so what decides the wall-clock ratio is how much of that
   overlaps.
 - Where a round goes (client and server timestamps on one clock, 10 rounds, tmpfs, 118 ms a round): one core's
   worth of serial work, 51 ms (the client's send 5 and its reading and schema check of the answer 15; the SDK's
