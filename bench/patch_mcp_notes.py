@@ -27,10 +27,12 @@ and 2.21x, 2.24x, 2.30x and 2.29x on tmpfs; two after it: 2.13x (115.2 vs 54.0 m
   syntax check 125.6 -> 98.0 ms a round (1.72x of the baseline's ~57); with a redaction worker that answers without
   redacting 135.5 -> 130.1 ms. Freeing the engine's plan after the answer is written instead of on the way back:
   125.3 -> 124.5 ms, noise; not kept.
-- So the rest is spread thin: halving the cutting of blocks would save ~3 ms a round, sending the redaction worker
+- So the rest is spread thin: halving the cutting of blocks would save ~3 ms a round; sending the redaction worker
   the request's line as it arrives (so it redacts while the SDK dispatches, on the core that is idle then) at most
-  ~5, and the step's redaction and commit ~2. Together that is ~2.0x on tmpfs, not reliably below; the compiles
-  (~48 ms of CPU on these diffs, what a full check costs) and the plan (~34 ms in-process, already in tight
+  ~5 (an early hook, where `search_skills` starts its encoding, is only ~0.1 ms a call ahead of the tool); the
+  step's redaction and commit ~2. The redaction itself is 10.2 ms a round in-process (the 8 windows, 154k
+  characters; looking for the gated rules' needles ~2 of it). Together that is ~2.1x on tmpfs, not below: the
+  compiles of the changed blocks (~48 ms of CPU on these diffs) and the plan (~34 ms in-process, already tight
   Python) are the floor of this design on 2 cores.
 
 The tenth round (2026-12-03 17:30-18:10 UTC): 1.91x at the start (174.2 vs 91.1 ms); with this round's changes 1.96x,
