@@ -7,17 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.patch_mcp import (
-    TARGET,
-    Case,
-    Proc,
-    cpu_by_role,
-    cpu_lines,
-    processes,
-    render,
-    tmpfs_dir,
-    tmpfs_lines,
-)
+from bench.patch_mcp import TARGET, Case, cpu_lines, render, tmpfs_dir, tmpfs_lines
+from bench.proc_cpu import Proc, cpu_by_role, processes
 
 
 def _case(name: str, git_ms: list[float], ours_ms: list[float], identical: bool = True) -> Case:
