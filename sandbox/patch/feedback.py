@@ -7,9 +7,10 @@ import difflib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from sandbox.patch.anchors import AnchorMissing
 from sandbox.patch.hunks import FileOutcome, HunkResult
 from sandbox.patch.indent import IndentMismatch
-from sandbox.patch.match import Ambiguity, AnchorMissing, EdgeMismatch, ScopeMismatch, fold
+from sandbox.patch.match import Ambiguity, EdgeMismatch, ScopeMismatch, fold
 from sandbox.patch.ops import FilePatch, Hunk
 from sandbox.patch.textfile import MAX_QUOTED_CHARS, clip, first_difference
 

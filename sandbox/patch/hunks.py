@@ -16,8 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from functools import partial
 
+from sandbox.patch.anchors import AnchorMissing
 from sandbox.patch.indent import IndentMismatch, Remap, context_pairs, level_map
-from sandbox.patch.match import Ambiguity, AnchorMissing, EdgeMismatch, Haystack, Match, ScopeMismatch, locate
+from sandbox.patch.match import Ambiguity, EdgeMismatch, Haystack, Match, ScopeMismatch, locate
 from sandbox.patch.ops import Hunk, HunkLine
 from sandbox.patch.textfile import BOM, CRLF, LF, TextFile
 
