@@ -5,12 +5,9 @@ equals it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from sandbox.patch.haystack import Haystack
 from sandbox.patch.textfile import fold
-
-if TYPE_CHECKING:
-    from sandbox.patch.match import Haystack
 
 
 @dataclass

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from sandbox.patch.anchors import AnchorMissing
+from sandbox.patch.haystack import Haystack
 from sandbox.patch.indent import IndentMismatch, Remap, context_pairs, level_map
-from sandbox.patch.match import Ambiguity, EdgeMismatch, Haystack, Match, ScopeMismatch, locate
+from sandbox.patch.match import Ambiguity, EdgeMismatch, Match, ScopeMismatch, locate
 from sandbox.patch.ops import Hunk, HunkLine
 from sandbox.patch.textfile import BOM, CRLF, LF, TextFile
 

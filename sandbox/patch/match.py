@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from sandbox.patch.anchors import AnchorMissing, anchor_missing, anchor_positions
+from sandbox.patch.haystack import Haystack
 from sandbox.patch.models import MatchLevel
 from sandbox.patch.ops import Hunk
 from sandbox.patch.scope import already_applied, dropped_scope_line, heading, outside_heading
@@ -36,43 +37,6 @@ COMPARATORS: tuple[Comparator, ...] = (
     ("surrounding_ws", str.strip),
     ("unicode", fold),
 )
-
-
-class Haystack:
-    """A file's lines with their normalised forms, computed once per comparator."""
-
-    def __init__(self, lines: list[str]) -> None:
-        self.lines = lines
-        self._views: dict[MatchLevel, list[str]] = {"exact": lines}
-
-    def view(self, level: MatchLevel, norm: Callable[[str], str] | None) -> list[str]:
-        if level not in self._views:
-            assert norm is not None
-            self._views[level] = [norm(line) for line in self.lines]
-        return self._views[level]
-
-    def find_all(self, needle: list[str], level: MatchLevel, norm: Callable[[str], str] | None, lo: int) -> list[int]:
-        """Every start index >= lo where the needle's lines equal the file's lines under this comparator."""
-        view = self.view(level, norm)
-        want = needle if norm is None else [norm(line) for line in needle]
-        size, last = len(want), len(view) - len(want)
-        first, found, pos = want[0], [], lo
-        while pos <= last:
-            try:
-                pos = view.index(first, pos, last + 1)
-            except ValueError:
-                break
-            if view[pos : pos + size] == want:
-                found.append(pos)
-            pos += 1
-        return found
-
-    def matches_at(self, needle: list[str], norm: Callable[[str], str] | None, pos: int) -> bool:
-        """Whether the needle's lines equal the file's lines from index `pos` under this comparator."""
-        window = self.lines[pos : pos + len(needle)]
-        if norm is None:
-            return window == needle
-        return len(window) == len(needle) and all(norm(a) == norm(b) for a, b in zip(window, needle, strict=True))
 
 
 @dataclass
