@@ -40,6 +40,11 @@ class Entry:
     """The section that first looked the file up: the plan lists files in that order, whatever order it ran in."""
     python: bool = False
     """Whether that section named a `.py` file (see `Overlay.python`)."""
+    filled: bool = False
+    """A git rename or copy moved content here while the file on disk was still in place: `text` is that content,
+    `original` the file's own, which a later rename must move away (`vacated`) or the patch is refused."""
+    vacated: bool = False
+    """A git rename moved the file's content before the patch (`original`) away."""
 
     def record(self, text: TextFile | None, changed: list[tuple[int, int]]) -> None:
         """The planned content after one section; a second section over the same file voids the line ranges."""

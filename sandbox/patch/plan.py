@@ -16,6 +16,7 @@ from sandbox.patch.textfile import TextFile
 from sandbox.patch.write import WriteOp
 
 _MODES = {"100644": False, "100755": True}
+_EXISTS = "the patch moves or copies a file here but this file exists"
 
 
 class _Skip(Exception):
@@ -50,6 +51,8 @@ class Planner:
         """The section of each change and of each warning, to list them in patch order."""
         self.listed: dict[str, int] = {}
         """Each file's entry in `plan.changes`."""
+        self.filled: list[Entry] = []
+        """Existing files that a git rename or copy moved content onto (see `Entry.filled`)."""
 
     def run(self, sections: Iterable[FilePatch]) -> Plan:
         """Plan every section. `sections` may be parsed as they are planned: a parse error still wins over an
@@ -75,7 +78,7 @@ class Planner:
                 later.append(len(seen) - 1)
         for index in later:
             clean = clean and self._planned(seen[index], index, python=False)
-        if clean and not self.overlay.mixed:
+        if clean and not self.overlay.mixed and not self._still_there():
             return self._finish()
         self._reset()
         return self._in_order(seen)
@@ -103,6 +106,10 @@ class Planner:
                 raised = exc
         if raised is not None:
             raise raised
+        for entry in self._still_there():
+            self.refusal.problems.append(
+                Problem(entry.rel, _EXISTS + " and the patch does not move it away", "pick a new path")
+            )
         if self.refusal.problems:
             raise PatchError(self.refusal.render())
         return self._finish()
@@ -114,6 +121,10 @@ class Planner:
         self.plan.entries = self.overlay.changed()
         self.plan.ops = [op for op in (e.write_op() for e in self.plan.entries) if op is not None]
         return self.plan
+
+    def _still_there(self) -> list[Entry]:
+        """The files a git rename or copy moved content onto whose own content no section moved away."""
+        return [entry for entry in self.filled if not entry.vacated]
 
     def fail(self, path: str, message: str, fix: str) -> _Skip:
         self.refusal.problems.append(Problem(path, message, fix))
@@ -237,8 +248,14 @@ class Planner:
             self.record(section, source, "modify", outcome, source.mode)
             return
         if target.exists:
-            raise self.fail(target.rel, "the patch moves or copies a file here but this file exists", "pick a new path")
-        self.check_new_path(target)
+            if not (preimage and _may_be_vacated(target)):
+                raise self.fail(target.rel, _EXISTS, "pick a new path")
+            # A git patch's sections do not depend on their order: a later section may still move this file's own
+            # content away (a swap, a rotation), as `git apply` allows. Checked once every section is planned.
+            target.filled = True
+            self.filled.append(target)
+        else:
+            self.check_new_path(target)
         target.text = outcome.text
         # The lines a section before this one wrote into the source are unknown here (checked whole); so is a file
         # that becomes Python by its new name: nothing said its other blocks compile (a new file is checked whole).
@@ -250,7 +267,9 @@ class Planner:
         self.overlay.created(target.rel)
         action: FileAction = "add"
         if section.kind == "rename":
-            source.text = None
+            if not (preimage and source.filled):  # content moved in by an earlier section stays
+                source.text = None
+            source.vacated = preimage or not source.filled
             source.touched = True
             action = "rename"
         self.record(section, target, action, outcome, target.mode, old_path=source.rel)
@@ -329,6 +348,11 @@ def _first(pair: tuple[int, object]) -> int:
 def _names_python(section: FilePatch) -> bool:
     names = section.path.candidates + (section.new_path.candidates if section.new_path is not None else [])
     return any(name.endswith(".py") for name in names)
+
+
+def _may_be_vacated(target: Entry) -> bool:
+    """A text file on disk that no section has changed yet: a later git rename may still move it away."""
+    return not target.touched and target.text is not None and target.disk_bytes is not None
 
 
 def _reads_preimage(section: FilePatch) -> bool:
