@@ -7,8 +7,10 @@ read (another writer's change refuses the patch, nothing written); the files to 
 (a full disk still changes nothing) and those that cannot be rewritten in place (a hard link, a file this process
 may not open for writing, a running program, anything planted since planning) are staged too; then files are
 rewritten, staged files moved in, and deletions made. If a step fails there, every file already rewritten,
-replaced or deleted is put back from the bytes read while planning (a rewritten file in place, keeping its inode;
-from a temp file if that fails), new files and directories are removed, and the error says so.
+replaced or deleted is put back: a replaced or deleted file as the very file it was (a hard link to it is kept
+beside it until the patch is done, so its inode, owner and other names come back), a rewritten one from the bytes
+read while planning (in place, keeping its inode; from a temp file if that fails, as for a file no link could be
+kept to); new files and directories are removed, and the error says so.
 
 What in place gives up: a reader racing the write (or a server killed in the middle of one file's write) can see
 that file half written, where a replace shows the old or the new file whole; the patch as a whole was never
@@ -99,18 +101,23 @@ def commit(ops: list[WriteOp], root: Path) -> None:
     staged_instead = {id(op) for op in refused}
     rewrites = [op for op in rewrites if id(op) not in staged_instead]
     done: list[WriteOp] = []
+    kept: dict[int, str] = {}
     current: WriteOp | None = None
     try:
         for current in rewrites:
             _write_over(current, done)
         for current, temp in staged:
+            if current.original is not None:
+                _keep(current, kept)
             _replace(temp, current.path)
             done.append(current)
         for current in deletes:
+            _keep(current, kept)
             _unlink(current.path)
             done.append(current)
     except OSError as exc:
-        leftovers = _rollback(done, root)
+        leftovers = _rollback(done, root, kept)
+        _drop(kept)
         finished = {id(op) for op in done}
         for op, size in grown:
             if id(op) not in finished:
@@ -122,6 +129,7 @@ def commit(ops: list[WriteOp], root: Path) -> None:
                 f"apply_patch failed writing {where} ({exc}) and could not restore {', '.join(leftovers)}"
             ) from exc
         raise WriteFailed(f"apply_patch failed writing {where} ({exc}); every file was restored") from exc
+    _drop(kept)
     _remove_empty_parents({op.path.parent for op in deletes}, root)
 
 
@@ -263,10 +271,41 @@ def _discard(staged: list[tuple[WriteOp, str]], created_dirs: list[Path]) -> Non
             directory.rmdir()
 
 
-def _rollback(done: list[WriteOp], root: Path) -> list[str]:
-    """Undo the rewritten, replaced and deleted files, newest first; return the paths that could not be restored."""
+def _keep(op: WriteOp, kept: dict[int, str]) -> None:
+    """A hard link to the file `op` replaces or deletes, beside it (in `kept`), to put that very file back if the
+    patch fails; none where the file system or its protections refuse one (the bytes are restored then)."""
+    directory = os.path.dirname(op.path)
+    for _ in range(_NAMED_TRIES):
+        name = os.path.join(directory, f"{_TEMP_PREFIX}{_PID[0]}-{next(_COUNTER)}")
+        try:
+            os.link(op.path, name, follow_symlinks=False)
+        except FileExistsError:
+            continue
+        except OSError:
+            return
+        kept[id(op)] = name
+        return
+
+
+def _drop(kept: dict[int, str]) -> None:
+    for name in kept.values():
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+    kept.clear()
+
+
+def _rollback(done: list[WriteOp], root: Path, kept: dict[int, str]) -> list[str]:
+    """Undo the rewritten, replaced and deleted files, newest first (a file `kept` linked is moved back whole);
+    return the paths that could not be restored."""
     failed: list[str] = []
     for op in reversed(done):
+        backup = kept.pop(id(op), None)
+        if backup is not None:
+            try:
+                os.replace(backup, op.path)
+                continue
+            except OSError:
+                kept[id(op)] = backup  # removed with the others; the bytes are put back instead
         try:
             if op.original is None:
                 op.path.unlink(missing_ok=True)

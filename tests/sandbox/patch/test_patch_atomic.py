@@ -196,6 +196,78 @@ def test_failure_during_delete_rolls_back_the_replaced_files(three: Path, hash_t
     assert hash_tree(three) == before
 
 
+def test_a_failed_patch_puts_back_the_hard_linked_file_it_replaced_as_the_same_inode(
+    three: Path, hash_tree: HashTree, monkeypatch
+):
+    other = three.parent / f"{three.name}-elsewhere.txt"
+    os.link(three / "a.txt", other)
+    before, inode = hash_tree(three), (three / "a.txt").stat().st_ino
+
+    def failing_unlink(path: Path) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(write, "_unlink", failing_unlink)
+    with pytest.raises(WriteFailed, match="every file was restored"):
+        apply_patch(three, THREE_FILES)
+
+    assert hash_tree(three) == before
+    assert (three / "a.txt").stat().st_ino == inode  # not a copy of its bytes: the link to `other` holds
+    assert (three / "a.txt").stat().st_nlink == 2
+    assert not [p for p in three.rglob("*") if p.name.startswith(".skillbank-patch-")]
+
+
+TWO_DELETIONS = "--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n--- a/d.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-d\n"
+
+
+def fail_unlinking(name: str) -> Callable[[Path], None]:
+    def unlink(path: Path) -> None:
+        if path.name == name:
+            raise PermissionError(13, "Permission denied")
+        path.unlink()
+
+    return unlink
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another owner needs root")
+def test_a_failed_patch_puts_back_a_deleted_file_with_its_inode_and_owner(
+    three: Path, hash_tree: HashTree, monkeypatch
+):
+    os.chown(three / "a.txt", 4242, 4343)
+    before, inode = hash_tree(three), (three / "a.txt").stat().st_ino
+    monkeypatch.setattr(write, "_unlink", fail_unlinking("d.txt"))
+
+    with pytest.raises(WriteFailed, match=r"failed writing d\.txt .*every file was restored"):
+        apply_patch(three, TWO_DELETIONS)
+
+    restored = (three / "a.txt").stat()
+    assert (restored.st_ino, restored.st_uid, restored.st_gid) == (inode, 4242, 4343)
+    assert hash_tree(three) == before
+    assert not [p for p in three.rglob("*") if p.name.startswith(".skillbank-patch-")]
+
+
+def test_where_no_link_can_be_kept_a_failed_patch_restores_the_bytes(three: Path, hash_tree: HashTree, monkeypatch):
+    before = hash_tree(three)
+
+    def no_links(*args: object, **kwargs: object) -> None:
+        raise PermissionError(1, "Operation not permitted")  # fs.protected_hardlinks, or a file system without
+
+    monkeypatch.setattr(os, "link", no_links)
+    monkeypatch.setattr(write, "_unlink", fail_unlinking("d.txt"))
+    with pytest.raises(WriteFailed, match="every file was restored"):
+        apply_patch(three, TWO_DELETIONS)
+
+    assert hash_tree(three) == before
+
+
+def test_the_links_kept_during_a_patch_are_gone_after_it(three: Path):
+    os.link(three / "b.txt", three.parent / f"{three.name}-b-elsewhere.txt")
+
+    apply_patch(three, THREE_FILES)
+
+    assert sorted(p.relative_to(three).as_posix() for p in three.rglob("*")) == ["a.txt", "b.txt", "new", "new/c.txt"]
+    assert (three / "b.txt").read_text() == "B\n"
+
+
 def test_failure_while_staging_changes_nothing(three: Path, hash_tree: HashTree, monkeypatch):
     before = hash_tree(three)
     real_stage = write._stage
