@@ -13,6 +13,7 @@ can be pytest's own (the test's outcome, plus one `error` per failed teardown).
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import stat
@@ -27,7 +28,8 @@ from sandbox.untrusted import OPEN_FLAGS
 #: The pytest options that make the reports parsed here (added to the default command). `--rootdir=.` (the
 #: workspace, the run's cwd) makes junit's ids relative to the workspace, as the summary's (cwd-relative) ids are,
 #: when a config file in a subdirectory (`tests/pytest.ini`) would make pytest's rootdir that subdirectory.
-PYTEST_REPORT_ARGS = ("-rfEsxXp", "-o", "junit_family=xunit1", "--rootdir=.")
+#: `--junit-prefix=` undoes a prefix set in the project's addopts, which junit would put before every id.
+PYTEST_REPORT_ARGS = ("-rfEsxXp", "-o", "junit_family=xunit1", "--rootdir=.", "--junit-prefix=")
 _SUMMARY_RE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S.*)$")
 _SUMMARY_OUTCOME: dict[str, Outcome] = {
     "PASSED": "passed",
@@ -137,6 +139,8 @@ def parse_junit(
                     report.collection_errors += 1
             elif child.tag == "skipped":
                 outcome: Outcome = "xfailed" if child.get("type") == "pytest.xfail" else "skipped"
+                if head == "collection skipped":  # a module's skip: its reason is in the text
+                    head, text = _collection_skip_reason(text) or head, ""
                 found.append(_Part(outcome=outcome, head=head, text=text))
     for node_id, found in parts.items():
         _add_test(report, node_id, found, message_chars, round(durations[node_id], 4))
@@ -200,7 +204,9 @@ def merge_reports(junit: ParsedReport, summary: ParsedReport) -> ParsedReport:
     """The junit tests, with exact node ids and xpasses from the summary; the summary alone when junit is missing.
 
     junit writes a non-strict xpass as a plain pass, and one whose teardown then failed under the xfail mark as an
-    xfail only; the summary's `XPASS` line (and `XFAIL at teardown of`) say which it was.
+    xfail only; the summary's `XPASS` line (and `XFAIL at teardown of`) say which it was. It also writes a subtest's
+    skip (unittest's `subTest`, pytest's `subtests`) into its test's case, as if the test was skipped: the summary's
+    `PASSED` line says the test ran. A failed subtest fails its test (as unittest reports it), whatever that line says.
     """
     if not junit.found:
         return summary
@@ -214,6 +220,8 @@ def merge_reports(junit: ParsedReport, summary: ParsedReport) -> ParsedReport:
             told = summary.outcomes_of(known)
             if told[0] == "xpassed" and found[0] == "passed":
                 found = ["xpassed", *found[1:]]
+            elif told[0] == "passed" and found[0] == "skipped":
+                found = ["passed", *found[1:]]  # a subtest skipped (`SUBSKIPPED`); the test itself ran and passed
             elif told[0] == "xpassed" and found[0] == "xfailed" and len(told) > len(found):
                 found = told
             case = case.model_copy(update={"id": known.id, "outcome": _worst(found)})
@@ -324,6 +332,19 @@ def _message(message: str, text: str, limit: int) -> str:
         return _trim(head, limit)
     tail = text if len(text) <= room else "..." + text[len(text) - room + 3 :]
     return f"{head}\n{tail}"
+
+
+def _collection_skip_reason(text: str) -> str | None:
+    """The reason of a module-level skip, from junit's `('path', line, 'Skipped: reason')`; None when it is not that."""
+    if not (text.startswith("(") and text.endswith(")")) or len(text) > 20_000:
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not (isinstance(value, tuple) and len(value) == 3 and isinstance(value[2], str)):
+        return None
+    return value[2].removeprefix("Skipped: ") or None
 
 
 def _worst(outcomes: list[Outcome]) -> Outcome:

@@ -15,6 +15,7 @@ error; anything else failed.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from sandbox.exec.base import ExecResult, describe_exit
@@ -30,6 +31,9 @@ _COUNT_FIELDS = {
     "xpassed": "xpassed",
 }
 
+
+_CONFTEST_RE = re.compile(r"^ImportError while loading conftest '([^'\n]*)'\.$", re.MULTILINE)
+_E_LINE_RE = re.compile(r"^E {3}([^\n]*)$", re.MULTILINE)
 
 #: What pytest's exit statuses mean (0, 1 and 5 are handled before).
 _EXIT_MEANING = {2: "interrupted", 3: "internal error", 4: "usage error: check the options and paths"}
@@ -89,7 +93,7 @@ def decide_status(
     if not junit_found:
         if report.problem:
             return "error", [f"{report.problem}; the result is not trusted"]
-        return "error", [_no_report(code, killed, ran_to_end=report.found)]
+        return "error", [_no_report(code, killed, ran_to_end=report.found, conftest=_conftest_failure(run))]
     if report.collection_errors:
         return "error", [f"{report.collection_errors} test module(s) failed to import or collect"]
     if code == 0:
@@ -103,9 +107,22 @@ def decide_status(
     return "error", [f"pytest exit {code}: {killed or _EXIT_MEANING.get(code or 0, 'unexpected exit status')}"]
 
 
-def _no_report(code: int | None, killed: str | None, *, ran_to_end: bool) -> str:
+def _conftest_failure(run: ExecResult) -> str | None:
+    """`path: error line` when pytest stopped because a conftest.py failed to import (it exits 4, as for bad
+    options), from its `ImportError while loading conftest '...'` line and the `E   ...` line below it."""
+    for stream in (run.stderr, run.stdout):
+        found = _CONFTEST_RE.search(stream)
+        if found:
+            error = _E_LINE_RE.search(stream, found.end())
+            return f"{found.group(1)}: {error.group(1).strip()}" if error else found.group(1)
+    return None
+
+
+def _no_report(code: int | None, killed: str | None, *, ran_to_end: bool, conftest: str | None = None) -> str:
     """Why an `error` run has no junit report, as far as the exit status and the output tell."""
     head = "pytest wrote no junit report"
+    if conftest is not None:
+        return f"{head}: a conftest.py failed to import ({conftest}); fix it, then run the tests again"
     if killed:
         hint = ": out of memory or another limit?" if code == 128 + 9 else ""  # SIGKILL
         return f"{head} ({killed} (exit {code}){hint}); the run crashed or exited before the end"

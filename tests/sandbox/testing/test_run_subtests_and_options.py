@@ -1,0 +1,135 @@
+"""Reports that junit alone gets wrong, read as pytest meant them: subtests, a module-level skip's reason, a junit
+prefix from the project's addopts, and a conftest.py that fails to import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sandbox.testing.config import RunnerConfig
+from sandbox.testing.results import parse_junit
+from sandbox.testing.runner import run_tests
+
+
+def local(ws: Path, config: RunnerConfig, **kwargs) -> object:
+    return run_tests(ws, backend="local", timeout_s=120, config=config, **kwargs)
+
+
+SUBTESTS = {
+    "tests/test_sub.py": """
+        import unittest
+
+        class T(unittest.TestCase):
+            def test_one_subtest_fails(self):
+                for i in range(3):
+                    with self.subTest(i=i):
+                        self.assertLess(i, 2)
+
+            def test_one_subtest_skips(self):
+                for i in range(2):
+                    with self.subTest(i=i):
+                        if i:
+                            self.skipTest("not on this platform")
+
+            def test_skipped_whole(self):
+                self.skipTest("whole test")
+
+            def test_plain(self):
+                pass
+    """,
+}
+
+
+def test_a_skipped_subtest_leaves_its_test_passed_and_a_failed_one_fails_it(
+    make_workspace, runner_config: RunnerConfig
+) -> None:
+    ws = make_workspace(SUBTESTS)
+
+    result = local(ws, runner_config)
+
+    outcomes = {t.id.rsplit("::", 1)[1]: t.outcome for t in result.tests}
+    assert outcomes == {
+        "test_one_subtest_fails": "failed",
+        "test_one_subtest_skips": "passed",
+        "test_skipped_whole": "skipped",
+        "test_plain": "passed",
+    }
+    assert (result.status, result.total, result.passed, result.failed, result.skipped) == ("failed", 4, 2, 1, 1)
+    failed = next(t for t in result.tests if t.outcome == "failed")
+    assert failed.message is not None
+    assert "AssertionError: 2 not less than 2" in failed.message
+
+
+def test_a_module_level_skip_is_listed_with_its_reason(make_workspace, runner_config: RunnerConfig) -> None:
+    ws = make_workspace(
+        {
+            "tests/test_gpu.py": """
+                import pytest
+
+                pytest.skip("needs a GPU", allow_module_level=True)
+
+                def test_kernel():
+                    pass
+            """,
+            "tests/test_cpu.py": "def test_cpu():\n    pass\n",
+        }
+    )
+
+    result = local(ws, runner_config)
+
+    assert (result.status, result.passed, result.skipped) == ("passed", 1, 1)
+    [skipped] = [t for t in result.tests if t.outcome == "skipped"]
+    assert skipped.message == "needs a GPU"
+
+
+def test_a_collection_skip_whose_text_is_not_pytests_tuple_keeps_junits_message(tmp_path: Path) -> None:
+    report = tmp_path / "junit.xml"
+    report.write_text(
+        '<testsuites><testsuite><testcase classname="" name="test_m" file="test_m.py">'
+        '<skipped message="collection skipped">__import__("os").system("true")</skipped>'
+        "</testcase></testsuite></testsuites>"
+    )
+
+    [case] = parse_junit(report).tests
+
+    assert (case.outcome, case.message) == ("skipped", "collection skipped")
+
+
+def test_a_junit_prefix_in_the_projects_addopts_does_not_change_the_ids(
+    make_workspace, runner_config: RunnerConfig
+) -> None:
+    ws = make_workspace(
+        {
+            "pytest.ini": "[pytest]\naddopts = --junit-prefix=ci\n",
+            "tests/test_p.py": """
+                import pytest
+
+                def test_fails():
+                    assert 0
+
+                @pytest.mark.xfail(reason="known")
+                def test_xpasses():
+                    pass
+            """,
+        }
+    )
+
+    result = local(ws, runner_config)
+
+    assert {(t.id, t.outcome) for t in result.tests} == {
+        ("tests/test_p.py::test_fails", "failed"),
+        ("tests/test_p.py::test_xpasses", "xpassed"),
+    }
+
+
+def test_a_conftest_that_fails_to_import_is_named_in_the_warning(make_workspace, runner_config: RunnerConfig) -> None:
+    ws = make_workspace(
+        {"conftest.py": "import not_installed_plugin\n", "tests/test_a.py": "def test_a():\n    pass\n"}
+    )
+
+    result = local(ws, runner_config)
+
+    assert (result.status, result.exit_code) == ("error", 4)
+    [warning] = [w for w in result.warnings if "conftest" in w]
+    assert "a conftest.py failed to import" in warning
+    assert "conftest.py: ModuleNotFoundError: No module named 'not_installed_plugin'" in warning
+    assert "usage error" not in warning
