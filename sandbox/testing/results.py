@@ -313,7 +313,8 @@ def exception_line(case: TestCase) -> str | None:
     crash = next((m.group(1) for line in reversed(lines) if (m := _CRASH_LINE_RE.match(line))), None)
     if crash:
         short = crash.rsplit(".", 1)[-1]
-        if not head.startswith((short, crash)):
+        named = head.split(":", 1)[0]  # pytest qualifies a class of the test's own module: `test_m.MyError: ...`
+        if not (head.startswith((short, crash)) or named.endswith(f".{short}")):
             head = f"{short}: {head}"
     return head[:300]
 

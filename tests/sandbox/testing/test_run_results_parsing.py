@@ -178,6 +178,12 @@ def test_node_id_survives_the_junit_round_trip(node_id: str) -> None:
         ('failed on setup with "RuntimeError: boom"\ntests/t.py:6: RuntimeError', "RuntimeError: boom"),
         ("collection failed: ModuleNotFoundError: No module named 'x'", "ModuleNotFoundError: No module named 'x'"),
         ("KeyError: 'k'\n\nsrc/m.py:9: KeyError", "KeyError: 'k'"),
+        # A class of the test's own module is qualified in the message, not on the crash line: named once.
+        (
+            "test_msg.MyDomainError: order 42\nE   test_msg.MyDomainError: order 42\n\ntest_msg.py:4: MyDomainError",
+            "test_msg.MyDomainError: order 42",
+        ),
+        ("boom: it broke\n\nsrc/m.py:9: MyError", "MyError: boom: it broke"),  # a message that is not the type
     ],
 )
 def test_exception_line_names_the_exception_type_and_message(message: str, expected: str) -> None:
