@@ -90,11 +90,27 @@ Located = Match | Ambiguity | AnchorMissing | ScopeMismatch | EdgeMismatch | Non
 def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
     """Find the hunk at or after index `lo`; `origin` is the expected index (stated line plus earlier drift)."""
     found = _locate(hay, hunk, origin, lo)
-    if isinstance(found, Match) and (found.trim_front or found.trim_back) and origin is not None:
+    if isinstance(found, Match) and origin is not None and _as_if_resent(hunk, found, origin):
         done = already_applied(hay.lines, hunk.new_lines, origin)
         if done is not None:
             return ScopeMismatch(found.start, done, origin)
     return found
+
+
+def _as_if_resent(hunk: Hunk, found: Match, origin: int) -> bool:
+    """Whether the match is one that the same patch, sent again after it applied, would get: with reduced context;
+    moved off its stated line (a hunk without context on one side, pinned to that edge, still finds its context
+    lines there); or an insertion of two or more lines (which matches anywhere). Then its new lines standing at its
+    stated line refuse it (`already_applied`). A hunk that adds nothing but blank lines, or whose lines differ from
+    its old ones only in whitespace or the final newline, is never taken for one."""
+    if found.trim_front or found.trim_back:
+        return True
+    added = sum(1 for line in hunk.lines if line.op == "+" and line.text.strip())
+    if not hunk.old_lines:
+        return added >= 2
+    if not added or found.start == origin:
+        return False
+    return [line.strip() for line in hunk.new_lines] != [line.strip() for line in hunk.old_lines]
 
 
 def _locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:

@@ -1,0 +1,81 @@
+"""The same patch sent again after it applied is refused as applied before, also where a lenient match would find
+its lines a second time: a hunk pinned to a file's edge by its missing context, and an insertion at the top."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sandbox.errors import PatchError
+from sandbox.patch import apply_patch
+
+APPLIED_BEFORE = r"already at line 1, where it says it goes \(was the patch applied before\?\)"
+
+#: No leading context (it begins the file) and no trailing context (it ends it): git pins it to both edges.
+BOTH_EDGES = "--- a/run.sh\n+++ b/run.sh\n@@ -1,2 +1,4 @@\n+echo top\n #!/bin/sh\n echo hi\n+echo bottom\n"
+#: Lines added to a file that was empty (`git diff` of an empty file), or at the top of one (`-U0`).
+AT_THE_TOP = "--- a/notes.txt\n+++ b/notes.txt\n@@ -0,0 +1,2 @@\n+first\n+second\n"
+
+
+def git_apply_twice(root: Path, patch: str) -> tuple[int, int]:
+    codes = []
+    for _ in range(2):
+        done = subprocess.run(["git", "apply", "-"], cwd=root, input=patch.encode(), capture_output=True)
+        codes.append(done.returncode)
+    return codes[0], codes[1]
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "patch", "once"),
+    [
+        ("run.sh", "#!/bin/sh\necho hi\n", BOTH_EDGES, "echo top\n#!/bin/sh\necho hi\necho bottom\n"),
+        ("notes.txt", "", AT_THE_TOP, "first\nsecond\n"),
+    ],
+    ids=["pinned to both edges", "at the top of an empty file"],
+)
+def test_a_patch_sent_again_is_refused_as_applied_before(
+    tmp_path: Path, name: str, content: str, patch: str, once: str
+) -> None:
+    twin = tmp_path / "git"
+    twin.mkdir()
+    (twin / name).write_text(content)
+    assert git_apply_twice(twin, patch) == (0, 1)  # git refuses the second time too
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / name).write_text(content)
+
+    apply_patch(ws, patch)
+    assert (ws / name).read_text() == once == (twin / name).read_text()
+    with pytest.raises(PatchError, match=APPLIED_BEFORE):
+        apply_patch(ws, patch)
+
+    assert (ws / name).read_text() == once
+
+
+def test_lines_added_at_the_top_of_a_file_that_is_not_empty_still_go_in(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("third\n")
+
+    apply_patch(tmp_path, AT_THE_TOP)  # a `-U0` diff's insertion at the top: lenient, as GNU patch is
+
+    assert (tmp_path / "notes.txt").read_text() == "first\nsecond\nthird\n"
+
+
+def test_an_edge_hunk_of_a_file_that_grew_above_still_goes_to_its_edge(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("# added by someone\n#!/bin/sh\necho hi\n")
+    patch = "--- a/run.sh\n+++ b/run.sh\n@@ -1,2 +1,3 @@\n #!/bin/sh\n echo hi\n+echo bottom\n"
+
+    result = apply_patch(tmp_path, patch)
+
+    assert (tmp_path / "run.sh").read_text() == "# added by someone\n#!/bin/sh\necho hi\necho bottom\n"
+    assert result.files[0].offset_lines == 1
+
+
+def test_one_line_inserted_next_to_its_twin_is_not_taken_for_a_resent_patch(tmp_path: Path) -> None:
+    (tmp_path / "list.txt").write_text("a\nb\nb\nc\n")
+    patch = "--- a/list.txt\n+++ b/list.txt\n@@ -1,0 +2 @@\n+b\n"  # `-U0`: one more `b` after line 1
+
+    apply_patch(tmp_path, patch)
+
+    assert (tmp_path / "list.txt").read_text() == "a\nb\nb\nb\nc\n"
