@@ -13,6 +13,7 @@ from sandbox.patch.git_meta import GIT_META, GitMeta, binary_refusal, is_binary_
 from sandbox.patch.ops import FileKind, FilePatch, Hunk, HunkLine, MalformedPatch, PathChoice
 from sandbox.patch.paths import DEV_NULL, git_header_names, git_prefixed, header_name, path_choice
 
+_NAME_PREFIXES = frozenset({"rename from ", "rename old ", "rename to ", "rename new ", "copy from ", "copy to "})
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _COMBINED = ("diff --cc ", "diff --combined ")
 
@@ -90,7 +91,10 @@ class _Parser:
                 raise binary_refusal(i + 1, line)
             prefix = next((p for p in GIT_META if line.startswith(p)), None)
             if prefix is not None:
-                record_meta(meta, prefix, line[len(prefix) :].strip(), i + 1)
+                value = line[len(prefix) :]
+                # A rename's or copy's name is the rest of the line, spaces included (git quotes only control
+                # characters, quotes, backslashes and non-ASCII): ` lead.txt` is not `lead.txt`.
+                record_meta(meta, prefix, value if prefix in _NAME_PREFIXES else value.strip(), i + 1)
                 i += 1
                 continue
             if self.is_plain_header(i):
@@ -126,7 +130,8 @@ class _Parser:
         if moved is not None:
             # `rename from` / `copy to` names never carry the `a/` `b/` prefixes (git strips one level less from
             # them, so none at -p1): `rename to b/x.txt` moves the file into a directory named `b`.
-            path, new_path = PathChoice.exact(moved[1]), PathChoice.exact(moved[2])
+            # The source is read as written, then without the spaces at its ends that an editor may have added.
+            path, new_path = PathChoice(moved[1], [moved[1], moved[1].strip()]), PathChoice.exact(moved[2])
         else:
             prefixed = git_prefixed(meta.names, old, new)
             path = path_choice(old, new, git=True, use_new=kind == "add", prefixed=prefixed)

@@ -177,6 +177,29 @@ def test_file_names_ending_in_a_space_keep_it(tmp_path: Path, repo: Path, git_di
     assert (tmp_path / "engine" / "n ").read_text() == "new\n"
 
 
+def test_renames_and_copies_to_names_with_spaces_at_their_ends_keep_them(tmp_path: Path, repo: Path, git_diff: GitDiff):
+    files = {"f.txt": "hello\n", " g.txt": "gee\n"}
+
+    def change() -> None:
+        (repo / "f.txt").rename(repo / " lead.txt")
+        (repo / "trail.txt ").write_text("gee\n")  # a copy of ` g.txt`
+
+    diff = _git_diff_of(repo, git_diff, files, change, "-M", "-C", "--find-copies-harder")
+    assert "rename to  lead.txt\n" in diff
+    assert "copy from  g.txt\ncopy to trail.txt \n" in diff
+    ours, theirs = _engine_and_git(tmp_path, files, diff)
+    assert ours == theirs
+    assert sorted(p.name for p in (tmp_path / "engine").iterdir()) == [" g.txt", " lead.txt", "trail.txt "]
+
+
+def test_a_rename_source_given_a_space_by_an_editor_is_still_found(tmp_path: Path):
+    root = _build(tmp_path / "ws", {"f.txt": "hello\n"})
+
+    apply_patch(root, "diff --git a/f.txt b/g.txt\nrename from f.txt \nrename to g.txt\n")
+
+    assert sorted(p.name for p in root.iterdir()) == ["g.txt"]
+
+
 def _merge_with_a_resolved_conflict(repo: Path) -> str:
     """`git show --cc` of a merge whose result differs from both parents: a combined diff."""
     (repo / "f.txt").write_text("A\n")
