@@ -98,17 +98,17 @@ def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
 
 
 def _as_if_resent(hunk: Hunk, found: Match, origin: int) -> bool:
-    """Whether the match is one that the same patch, sent again after it applied, would get: with reduced context;
-    moved off its stated line (a hunk without context on one side, pinned to that edge, still finds its context
-    lines there); or an insertion of two or more lines (which matches anywhere). Then its new lines standing at its
-    stated line refuse it (`already_applied`). A hunk that adds nothing but blank lines, or whose lines differ from
-    its old ones only in whitespace or the final newline, is never taken for one."""
+    """Whether the match is one that the same patch, sent again after it applied, would get: with reduced context,
+    or moved off its stated line (a hunk without context on one side, pinned to that edge, still finds its context
+    lines there). Then its new lines standing at its stated line refuse it (`already_applied`). A hunk that adds
+    nothing but blank lines, or whose lines differ from its old ones only in whitespace or the final newline, is
+    never taken for one; nor is an insertion (no old lines): `git diff -U0` puts a duplicated block's insertion in
+    front of its twin, where its new lines already stand."""
     if found.trim_front or found.trim_back:
         return True
-    added = sum(1 for line in hunk.lines if line.op == "+" and line.text.strip())
-    if not hunk.old_lines:
-        return added >= 2
-    if not added or found.start == origin:
+    if not hunk.old_lines or found.start == origin:
+        return False
+    if not any(line.op == "+" and line.text.strip() for line in hunk.lines):
         return False
     return [line.strip() for line in hunk.new_lines] != [line.strip() for line in hunk.old_lines]
 
