@@ -141,15 +141,26 @@ def path_choice(
 
 
 def git_prefixed(names: tuple[str, str] | None, old: str | None, new: str | None) -> bool:
-    """Whether a `diff --git` section's names carry `a/` `b/` prefixes (else it is `--no-prefix` output).
+    """Whether a `diff --git` section's names carry `a/` `b/` prefixes, or another pair (`_prefix_pair`); else it is
+    `--no-prefix` output.
 
     The `---` / `+++` pair decides when both lines name a file. When one of them is /dev/null, one name cannot tell
     a prefix from a directory (`git diff --no-prefix` adding `b/new.txt` writes `+++ b/new.txt`), so the two names
     of the `diff --git` line decide: git writes them as `a/...` and `b/...` exactly when it prefixes.
     """
     if names is None or (old is not None and new is not None):
-        return _has_git_prefixes(old, new)
-    return names[0].startswith("a/") and names[1].startswith("b/")
+        return _has_git_prefixes(old, new) or (old is not None and new is not None and _prefix_pair(old, new))
+    return (names[0].startswith("a/") and names[1].startswith("b/")) or _prefix_pair(*names)
+
+
+def _prefix_pair(old: str, new: str) -> bool:
+    """Prefixes other than `a/` `b/` on one file's two names: `diff.mnemonicPrefix`'s `c/` `i/` `w/` `o/`, or
+    `--src-prefix=x/ --dst-prefix=y/`. Two different first directories before the same path, as `git apply -p1`
+    strips them (a `--no-prefix` diff names one file the same on both sides, and renames are read from their
+    `rename from/to` lines)."""
+    first, _, rest = old.partition("/")
+    second, _, other = new.partition("/")
+    return bool(first and second and rest) and first != second and rest == other
 
 
 def _has_git_prefixes(old: str | None, new: str | None) -> bool:

@@ -200,6 +200,36 @@ def test_a_rename_source_given_a_space_by_an_editor_is_still_found(tmp_path: Pat
     assert sorted(p.name for p in root.iterdir()) == ["g.txt"]
 
 
+@pytest.mark.parametrize(
+    "args",
+    [("-c", "diff.mnemonicPrefix=true"), ("--src-prefix=x/", "--dst-prefix=y/")],
+    ids=["mnemonic c/ i/", "custom x/ y/"],
+)
+def test_other_prefix_pairs_are_stripped_as_git_apply_strips_them(tmp_path: Path, repo: Path, args: tuple[str, ...]):
+    (repo / "f.txt").write_text("hello\n")
+    (repo / "i").mkdir()
+    (repo / "i" / "kept.txt").write_text("a file under a directory named like a prefix\n")
+    run_git(repo, "add", "-A")
+    run_git(repo, "commit", "-qm", "base")
+    (repo / "f.txt").write_text("hello\nworld\n")
+    (repo / "empty.txt").write_text("")
+    (repo / "new.txt").write_text("new\n")
+    (repo / "i" / "kept.txt").write_text("changed\n")
+    run_git(repo, "add", "-A")
+    config, diff_args = (args, ()) if args[0] == "-c" else ((), args)
+    diff = run_git(repo, *config, "diff", "--cached", *diff_args)
+    run_git(repo, "reset", "-q", "--hard")
+    run_git(repo, "clean", "-qfd")
+    assert "+++ b/" not in diff
+    files = {"f.txt": "hello\n", "i/kept.txt": "a file under a directory named like a prefix\n"}
+
+    ours, theirs = _engine_and_git(tmp_path, files, diff)
+
+    assert ours == theirs
+    assert (tmp_path / "engine" / "empty.txt").read_text() == ""  # a section with no ---/+++ lines
+    assert (tmp_path / "engine" / "i" / "kept.txt").read_text() == "changed\n"
+
+
 def _merge_with_a_resolved_conflict(repo: Path) -> str:
     """`git show --cc` of a merge whose result differs from both parents: a combined diff."""
     (repo / "f.txt").write_text("A\n")
