@@ -194,6 +194,15 @@ class Planner:
             )
         if source.binary or source.original is None:
             raise self.fail(source.rel, "this is a binary file", "apply_patch changes text files only")
+        if section.kind == "rename" and source.touched and source.text is not None and not source.filled:
+            # One diff never both changes a file and renames it away; a series of commits (`git format-patch` of
+            # several) can, and the rename would move the file as it was before the patch, losing the change.
+            raise self.fail(
+                source.rel,
+                f"an earlier section changed this file and this one renames it away (patch line {section.patch_line}):"
+                " a rename moves the file as it was before the patch, so that change would be lost",
+                "send one diff of the end result, or the commits of a series one patch at a time",
+            )
         outcome = self.hunks(section, source, source.original)
         self.move(section, source, outcome, preimage=True)
 

@@ -101,8 +101,8 @@ def test_one_file_reached_through_a_linked_directory_by_both_kinds_of_section_is
 ) -> None:
     patch = (
         "--- a/alias/notes.txt\n+++ b/alias/notes.txt\n@@ -1,2 +1,2 @@\n-one\n+ONE\n two\n"
-        "diff --git a/pkg/notes.txt b/pkg/notes.py\nrename from pkg/notes.txt\nrename to pkg/notes.py\n"
-    )
+        "diff --git a/pkg/notes.txt b/pkg/notes.py\ncopy from pkg/notes.txt\ncopy to pkg/notes.py\n"
+    )  # (a rename of a file an earlier section changed is refused: see test_patch_rename_swaps)
     files = {**FILES, "pkg/notes.txt": "one\ntwo\n"}
     for side in ("in_order", "first"):
         tree(tmp_path / side, files)

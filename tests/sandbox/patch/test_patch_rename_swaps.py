@@ -201,3 +201,22 @@ def test_a_codex_move_onto_an_existing_file_is_still_refused(abc: Path):
         apply_patch(abc, patch)
 
     assert tree_hash(abc) == before
+
+
+def test_a_series_that_changes_a_file_then_renames_it_is_refused_not_applied_without_the_change(abc: Path):
+    # `git format-patch --stdout` of two commits: edit a.txt, then rename it. Read as one diff, the rename would move
+    # a.txt as it was before the patch and the edit would be lost without a word.
+    run_git(abc, "config", "user.name", "t")
+    run_git(abc, "config", "user.email", "t@example.com")
+    (abc / "a.txt").write_text("ONE\n")
+    run_git(abc, "commit", "-qam", "edit")
+    run_git(abc, "mv", "a.txt", "moved.txt")
+    run_git(abc, "commit", "-qm", "rename")
+    series = run_git(abc, "format-patch", "--stdout", "-M", "HEAD~2")
+    run_git(abc, "reset", "-q", "--hard", "HEAD~2")
+    before = tree_hash(abc)
+
+    with pytest.raises(PatchError, match=r"a\.txt: an earlier section changed this file and this one renames it away"):
+        apply_patch(abc, series)
+
+    assert tree_hash(abc) == before
