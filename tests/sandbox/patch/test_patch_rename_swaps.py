@@ -139,48 +139,41 @@ def test_a_swap_on_a_dry_run_writes_nothing(abc: Path):
     assert tree_hash(abc) == before
 
 
-def test_a_rename_onto_a_file_that_stays_is_refused(abc: Path, tmp_path: Path):
-    patch = rename("a.txt", "b.txt")
+DELETE_A = "diff --git a/a.txt b/a.txt\ndeleted file mode 100644\n--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-one\n"
+CHANGE_B = "diff --git a/b.txt b/b.txt\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-two\n+TWO\n"
+
+
+@pytest.mark.parametrize(
+    ("patch", "expected"),
+    [
+        (rename("a.txt", "b.txt"), r"b\.txt: the patch moves or copies a file here but this file exists and"),
+        # a section before the rename changed the file in its way
+        (
+            CHANGE_B + rename("a.txt", "b.txt") + rename("b.txt", "d.txt"),
+            r"b\.txt: the patch moves or copies a file here but this file exists",
+        ),
+        # the deletion reads the content moved in, and the file's own stays
+        (
+            rename("b.txt", "a.txt") + DELETE_A,
+            r"a\.txt: the patch moves or copies a file here but this file exists and",
+        ),
+    ],
+    ids=["onto a file that stays", "onto a file changed before", "deleting the content moved in"],
+)
+def test_a_rename_onto_a_file_still_there_is_refused_as_git_refuses_it(
+    abc: Path, tmp_path: Path, patch: str, expected: str
+):
     assert git_result(abc, patch, tmp_path) is None
     before = tree_hash(abc)
 
-    with pytest.raises(PatchError, match=r"b\.txt: the patch moves or copies a file here but this file exists and"):
+    with pytest.raises(PatchError, match=expected):
         apply_patch(abc, patch)
 
-    assert tree_hash(abc) == before
-
-
-def test_a_rename_onto_a_file_an_earlier_section_changed_is_refused(abc: Path, tmp_path: Path):
-    patch = (
-        "diff --git a/b.txt b/b.txt\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-two\n+TWO\n"
-        + rename("a.txt", "b.txt")
-        + rename("b.txt", "d.txt")
-    )
-    assert git_result(abc, patch, tmp_path) is None
-    before = tree_hash(abc)
-
-    with pytest.raises(PatchError, match=r"b\.txt: the patch moves or copies a file here but this file exists"):
-        apply_patch(abc, patch)
-
-    assert tree_hash(abc) == before
-
-
-def test_deleting_the_content_a_rename_moved_in_is_refused_as_git_refuses_it(abc: Path, tmp_path: Path):
-    deletion = "diff --git a/a.txt b/a.txt\ndeleted file mode 100644\n--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-one\n"
-    patch = rename("b.txt", "a.txt") + deletion
-    assert git_result(abc, patch, tmp_path) is None
-    before = tree_hash(abc)
-
-    with pytest.raises(PatchError) as refused:
-        apply_patch(abc, patch)
-
-    assert "a.txt: the patch moves or copies a file here but this file exists and" in str(refused.value)
     assert tree_hash(abc) == before
 
 
 def test_a_file_deleted_before_another_is_renamed_onto_its_path(abc: Path, tmp_path: Path):
-    deletion = "diff --git a/a.txt b/a.txt\ndeleted file mode 100644\n--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-one\n"
-    patch = deletion + rename("b.txt", "a.txt")
+    patch = DELETE_A + rename("b.txt", "a.txt")
     expected = git_result(abc, patch, tmp_path)
 
     apply_patch(abc, patch)
