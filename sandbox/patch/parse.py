@@ -10,7 +10,9 @@ from sandbox.patch.ops import FilePatch, MalformedPatch
 from sandbox.patch.parse_codex import BEGIN, END, parse_codex
 from sandbox.patch.parse_unified import iter_unified
 
-_HEREDOC_RE = re.compile(r"""^\s*(?:apply_patch|applypatch)\s*<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\1\s*$""")
+#: The heredoc wrapper models put around an envelope: `apply_patch <<'EOF'`, or the bare `<<'EOF'` line a model sends
+#: as the argument of an `apply_patch` command it runs without a shell.
+_HEREDOC_RE = re.compile(r"""^\s*(?:(?:apply_patch|applypatch)\s*)?<<-?\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)\1\s*$""")
 _NO_CHANGES = (
     "send a unified diff (`--- a/path`, `+++ b/path`, `@@ -l,n +l,n @@` hunks) "
     f"or a Codex envelope (`{BEGIN}` ... `{END}`)"
@@ -41,12 +43,13 @@ def iter_patch(text: str) -> Iterator[FilePatch]:
     lines = _dedent_envelope(_strip_fence(lines))
     begin = _codex_begin(lines)
     if begin is not None:
-        sections = parse_codex(lines, begin)
-        _check_after_end(lines, begin)
+        _unpad_end(lines, begin)
+        sections, end = parse_codex(lines, begin)
+        _check_after_end(lines, begin, end)
         if not sections:
             raise MalformedPatch(None, "the patch contains no file changes", _NO_CHANGES)
         return iter(sections)
-    if BEGIN in text and any(line.rstrip() == BEGIN for line in lines):
+    if BEGIN in text and any(line.strip() == BEGIN for line in lines):
         raise MalformedPatch(
             None,
             f"there is text before `{BEGIN}`",
@@ -79,11 +82,17 @@ def _strip_fence(lines: list[str]) -> list[str]:
 def _dedent_envelope(lines: list[str]) -> list[str]:
     """A Codex envelope indented as a whole (pasted from a Markdown list item or a quote) without that indentation:
     every line that is not blank must begin with the indentation of its `*** Begin Patch` line, else it is refused
-    saying that `*** Begin Patch` starts its line."""
+    saying that `*** Begin Patch` starts its line. A `*** Begin Patch` padded alone (the section header after it
+    indented less) is only trimmed."""
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is None or lines[first].strip() != BEGIN or lines[first].rstrip() == BEGIN:
         return lines
     indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+    body = next((i for i in range(first + 1, len(lines)) if lines[i].strip()), None)
+    if body is not None and not lines[body].startswith(indent) and lines[body].lstrip().startswith("*** "):
+        # Only the marker is padded (its first section's header is not indented as it is): read the rest as written,
+        # as Codex does, which trims its markers and headers.
+        return [*lines[:first], BEGIN, *lines[first + 1 :]]
     stray = next((i for i in range(first, len(lines)) if lines[i].strip() and not lines[i].startswith(indent)), None)
     if stray is not None:
         raise MalformedPatch(
@@ -103,17 +112,36 @@ def _codex_begin(lines: list[str]) -> int | None:
         return first
     if _HEREDOC_RE.match(lines[first]):
         nxt = next((i for i in range(first + 1, len(lines)) if lines[i].strip()), None)
-        if nxt is not None and lines[nxt].rstrip() == BEGIN:
+        if nxt is not None and lines[nxt].strip() == BEGIN:
             return nxt
     return None
 
 
-def _check_after_end(lines: list[str], begin: int) -> None:
-    """After `*** End Patch` only the heredoc's closing delimiter (or blank lines) may follow."""
+def _unpad_end(lines: list[str], begin: int) -> None:
+    """Trim the whitespace around an `*** End Patch` that is the envelope's last line (before a heredoc's closing
+    delimiter), as Codex does: read as written, ` *** End Patch` was a context line and the patch had no end."""
+    last = next((i for i in range(len(lines) - 1, begin, -1) if lines[i].strip()), None)
+    if last is None:
+        return
+    match = _wrapper(lines, begin)
+    if match is not None and lines[last].strip() == match.group(2):
+        last = next((i for i in range(last - 1, begin, -1) if lines[i].strip()), None)
+        if last is None:
+            return
+    if lines[last].strip() == END:
+        lines[last] = END
+
+
+def _wrapper(lines: list[str], begin: int) -> re.Match[str] | None:
+    """The heredoc line before the envelope's `*** Begin Patch`, if there is one."""
     wrapper = next((line for line in lines[:begin] if line.strip()), None)
-    match = _HEREDOC_RE.match(wrapper) if wrapper is not None else None
+    return _HEREDOC_RE.match(wrapper) if wrapper is not None else None
+
+
+def _check_after_end(lines: list[str], begin: int, end: int) -> None:
+    """After `*** End Patch` (`lines[end]`) only the heredoc's closing delimiter (or blank lines) may follow."""
+    match = _wrapper(lines, begin)
     delimiter = match.group(2) if match else None
-    end = next(i for i in range(begin, len(lines)) if lines[i].rstrip() == END)
     for i in range(end + 1, len(lines)):
         stripped = lines[i].strip()
         if not stripped:

@@ -18,14 +18,15 @@ _UNIFIED_AT = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 _HINT = "each line of a hunk starts with ' ' (context), '-' (remove) or '+' (add); a hunk starts with '@@'"
 
 
-def parse_codex(lines: list[str], begin: int) -> list[FilePatch]:
-    """Parse the envelope whose `*** Begin Patch` is `lines[begin]`; the lines after `*** End Patch` are ignored."""
+def parse_codex(lines: list[str], begin: int) -> tuple[list[FilePatch], int]:
+    """Parse the envelope whose `*** Begin Patch` is `lines[begin]`: its sections and the index of its `*** End
+    Patch`; the lines after that are ignored. A section's header may be padded with whitespace (Codex trims it)."""
     out: list[FilePatch] = []
     i = begin + 1
     while i < len(lines):
-        line = lines[i].rstrip()
+        line = lines[i].strip()
         if line == END:
-            return out
+            return out, i
         if not line:
             i += 1
             continue
@@ -33,7 +34,8 @@ def parse_codex(lines: list[str], begin: int) -> list[FilePatch]:
         if match is None:
             raise MalformedPatch(
                 i + 1,
-                f"expected `*** Add File:`, `*** Delete File:`, `*** Update File:` or `{END}`, got {line[:80]!r}",
+                f"expected `*** Add File:`, `*** Delete File:`, `*** Update File:` or `{END}`, "
+                f"got {lines[i].rstrip()[:80]!r}",
                 "start every file section with one of those headers",
             )
         verb, path = match.group(1), match.group(2)
@@ -56,7 +58,7 @@ def _add(lines: list[str], start: int, path: str) -> tuple[FilePatch, int]:
     body: list[HunkLine] = []
     blank_tail = 0
     i = start + 1
-    while i < len(lines) and not lines[i].startswith("*** "):
+    while i < len(lines) and not _ends_added_file(lines[i]):
         raw = lines[i]
         cr = raw.endswith("\r")
         text = raw[:-1] if cr else raw
@@ -75,6 +77,14 @@ def _add(lines: list[str], start: int, path: str) -> tuple[FilePatch, int]:
         del body[-blank_tail:]
     hunk = Hunk(1, start + 1, f"*** Add File: {path}", body, old_start=0)
     return FilePatch("add", PathChoice.exact(path), start + 1, "codex", [hunk] if body else []), i
+
+
+def _ends_added_file(line: str) -> bool:
+    """A line after an added file's `+` lines that starts what follows it: a `*** ` line, or a padded header or end."""
+    if line.startswith("*** "):
+        return True
+    stripped = line.strip()
+    return line[:1].isspace() and (stripped == END or _FILE_RE.match(stripped) is not None)
 
 
 def _update(lines: list[str], start: int, path: str) -> tuple[FilePatch, int]:
