@@ -65,9 +65,12 @@ def apply_hunks(original: TextFile, hunks: list[Hunk], *, informative: bool) -> 
         text = TextFile([BOM + original.lines[0], *original.lines[1:]], original.eols, bom=False)
     hay = Haystack(text.lines)
     lo, drift = 0, 0
-    for hunk in ordered:
+    budget = [max(LOOKAHEAD_SEARCHES, LOOKAHEAD_LINES // max(len(text.lines), 1))]
+    for index, hunk in enumerate(ordered):
         origin = None if hunk.old_start is None else max(hunk.old_start + drift, 0)
         located = locate(hay, hunk, origin, lo)
+        if isinstance(located, Ambiguity) and not numbered:
+            located = _only_room(hay, located, ordered[index + 1 :], budget) or located
         remap = _remap(hunk, located, text.lines) if isinstance(located, Match) else None
         if isinstance(remap, IndentMismatch):
             outcome.results.append(HunkResult(hunk, None, remap))
@@ -83,6 +86,52 @@ def apply_hunks(original: TextFile, hunks: list[Hunk], *, informative: bool) -> 
         if bom:
             _take_bom(outcome.text)
     return outcome
+
+
+#: The hunks of a file are placed in order, so one that matches at several places but leaves room for the hunks
+#: after it at only one of them is placed there. How far that look-ahead goes: the hunks after the ambiguous one that
+#: are looked at (a place is not ruled out by hunks further on), and the searches it may make for one file in all:
+#: 256, or more in a short file, as many as search 2 million of its lines (a search's cost follows the file's
+#: length). When they run out, an ambiguous hunk stays ambiguous: a patch of many chunks, each matching many twins in
+#: a long file, costs at most that many searches.
+LOOKAHEAD_HUNKS = 64
+LOOKAHEAD_SEARCHES = 256
+LOOKAHEAD_LINES = 2_000_000
+
+
+def _only_room(hay: Haystack, ambiguity: Ambiguity, later: list[Hunk], budget: list[int]) -> Match | None:
+    """The one place of an ambiguous hunk (without line numbers, a Codex chunk's) after which the hunks that follow
+    it can still be placed, in order (`x`, `y`, `x` and the chunks `-x` then `-x`: the first `x` is the first
+    chunk's); None when several places or none leave room, or the look-ahead's searches run out first.
+
+    The later hunks are placed as early as they can be, which leaves the most room for the ones after them, so a
+    place that leaves room makes every earlier place leave room too: only the first two places need a look."""
+    if not later or ambiguity.placed is None:
+        return None
+    starts = sorted(set(ambiguity.starts))
+    if len(starts) < 2:
+        return None
+    length = ambiguity.placed.length
+    if _room_after(hay, later, starts[1] + length, budget) is not False:
+        return None
+    return ambiguity.match_at(starts[0]) if _room_after(hay, later, starts[0] + length, budget) else None
+
+
+def _room_after(hay: Haystack, hunks: list[Hunk], lo: int, budget: list[int]) -> bool | None:
+    """Whether the hunks can be placed in order from index `lo` on, each as early as it can be; None when the
+    budget of searches runs out before that is known."""
+    for hunk in hunks[:LOOKAHEAD_HUNKS]:
+        if budget[0] <= 0:
+            return None
+        budget[0] -= 1
+        located = locate(hay, hunk, None, lo)
+        if isinstance(located, Match):
+            lo = located.start + located.length
+        elif isinstance(located, Ambiguity) and located.placed is not None:
+            lo = min(located.starts) + located.placed.length
+        else:
+            return False
+    return True
 
 
 def _bom_line(hunk: Hunk) -> bool:

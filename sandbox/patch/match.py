@@ -20,7 +20,7 @@ will do (`EdgeMismatch` otherwise), since that change would be lost there.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from sandbox.patch.anchors import AnchorMissing, anchor_missing, anchor_positions
@@ -61,6 +61,16 @@ class Ambiguity:
     level: MatchLevel
     note: str = ""
     """Why the matches count as equally good, when it is not plain."""
+    starts: list[int] = field(default_factory=list)
+    """Where the hunk would be placed at each of `positions` (the index of its first matched line, or where an
+    insertion goes), when the ladder found them as equals (not a rival's note): the hunks after it may leave only
+    one of them possible (`sandbox.patch.hunks`)."""
+    placed: Match | None = None
+    """The hunk's match at `starts[0]`; at another start it is the same but for `start`."""
+
+    def match_at(self, start: int) -> Match:
+        assert self.placed is not None
+        return replace(self.placed, start=start)
 
 
 @dataclass
@@ -176,7 +186,8 @@ def _locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
                 if chosen is None:
                     continue
             if len(chosen) > 1:
-                return Ambiguity(chosen, level)
+                placed = _match(hunk, chosen[0], len(needle), f, b, level, comparator)
+                return Ambiguity(chosen, level, starts=chosen, placed=placed)
             if expected is not None and chosen[0] != expected:
                 looser = COMPARATORS[index + 1 :]
                 fits = _rival_filter(hay.lines, old, f, b, context, found if edge == chosen[0] else None)
@@ -348,6 +359,7 @@ def _insertion(hay: Haystack, hunk: Hunk, origin: int | None, lo: int, anchors: 
         return _match(hunk, start, 0, 0, 0, "exact", "exact")
     if anchors is not None:
         if len(anchors) > 1:
-            return Ambiguity(anchors, "exact")
+            starts = [max(a + 1, lo) for a in anchors]
+            return Ambiguity(anchors, "exact", starts=starts, placed=Match(starts[0], 0))
         return Match(max(anchors[0] + 1, lo), 0)
     return Match(len(hay.lines), 0)
