@@ -46,6 +46,11 @@ from skills_store.trajectories.closing import close_with_inferred_outcome
 
 log = logging.getLogger(__name__)
 
+
+class _Closed(InvalidInput):
+    """The trajectory a `record_trajectory` call would write to is closed."""
+
+
 #: Tools whose captured step is committed without an fsync (see `SQLiteTrajectoryStore.append`'s `durable`): it
 #: survives a crash of the server, and reaches the disk with the next durable commit. A search changes nothing, and
 #: a patch's files are written without an fsync themselves (an fsynced step could outlive, after a power cut, the
@@ -326,10 +331,10 @@ class SessionCapture:
             return target
         tid = target
 
-        def work() -> RecordResult:
+        def work(tid: str) -> RecordResult:
             current = self.store.get(tid, with_steps=False)
             if current.status != "open":
-                raise InvalidInput(
+                raise _Closed(
                     f"trajectory {tid!r} is closed and cannot be written to; omit trajectory_id to start a new one"
                 )
             shown = set(self.store.shown_skills(tid)) if named and early is None else set()
@@ -347,7 +352,20 @@ class SessionCapture:
                 trajectory_id=tid, steps_recorded=done, total_steps=total, status=status, not_shown_skills=not_shown
             )
 
-        result = await anyio.to_thread.run_sync(work)
+        try:
+            result = await anyio.to_thread.run_sync(work, tid)
+        except _Closed:
+            if trajectory_id is not None:
+                raise
+            # The session's own trajectory was closed behind its back (by its id through another connection or
+            # server process, or by close-stale): the session goes on in a new one, as after its own final=true.
+            self._forget(tid)
+            if only_closing:  # closing it again: it is closed
+                self._remember_closed(session_identity(ctx).key, tid)
+                total = await anyio.to_thread.run_sync(lambda: self.store.step_count(tid))
+                return RecordResult(trajectory_id=tid, steps_recorded=0, total_steps=total, status="closed")
+            tid = await self.trajectory_id(ctx)
+            result = await anyio.to_thread.run_sync(work, tid)
         if final:
             key = self._forget(tid)
             self._remember_closed(key if key is not None else session_identity(ctx).key, tid)

@@ -178,6 +178,35 @@ async def test_a_trajectory_closed_behind_the_session_starts_a_new_one(tmp_path:
     assert store.step_count(first) == 1
 
 
+async def test_record_trajectory_without_an_id_goes_on_in_a_new_one_when_its_own_was_closed_behind_it(
+    tmp_path: Path,
+) -> None:
+    """Another server process on the same home closed this session's trajectory by its id: the session's next
+    record_trajectory (no id) starts a new trajectory instead of failing on every retry, and a bare close of the
+    closed one answers it as closed."""
+    store, capture = make_capture(tmp_path)
+    async with mcp.Client(make_server(tmp_path, store, capture)) as client:
+        first = await client.call_tool("record_trajectory", {"steps": [{"kind": "thought", "content": "a"}]})
+        first_id = first.structured_content["trajectory_id"]
+        store.close_trajectory(first_id, "success")  # what the other process's close does to the shared database
+        again = await client.call_tool("record_trajectory", {"final": True})
+        assert again.is_error is False
+        assert again.structured_content["trajectory_id"] == first_id
+        assert again.structured_content["status"] == "closed"
+        second = await client.call_tool("record_trajectory", {"steps": [{"kind": "thought", "content": "b"}]})
+        assert second.is_error is False
+        second_id = second.structured_content["trajectory_id"]
+        assert second_id != first_id
+        assert second.structured_content["status"] == "open"
+        named = await client.call_tool(
+            "record_trajectory", {"trajectory_id": first_id, "steps": [{"kind": "thought", "content": "c"}]}
+        )
+        assert named.is_error is True
+        assert "is closed" in named.content[0].text
+    assert [s.content for s in store.get(first_id).steps] == ["a"]
+    assert [s.content for s in store.get(second_id).steps] == ["b"]
+
+
 async def test_steps_recorded_by_the_agent_land_in_the_same_trajectory_as_its_tool_calls(tmp_path: Path) -> None:
     store, capture = make_capture(tmp_path)
     async with mcp.Client(make_server(tmp_path, store, capture)) as client:
