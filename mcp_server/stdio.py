@@ -12,6 +12,10 @@ writes to stderr, so a stray `print` or a child's output never lands on the wire
 
 A lone surrogate escape (`"\\ud800"`, valid JSON) is taken as its text (`\\ud800`, as the capture stores it):
 the SDK's parser refuses such a line, and with no id read it answers nothing, so the client would wait forever.
+For the same reason a line the SDK's parser refuses is answered here (`parse_line`) with the JSON-RPC error it calls
+for, with the request's id when one can be read from it, instead of silence: not JSON (parse error), not a JSON-RPC
+message (invalid request), a request whose params are not an object (invalid params), or nested deeper than that
+parser goes (~200 levels: a step's `args` holding a deep structure).
 """
 
 from __future__ import annotations
@@ -23,12 +27,17 @@ import re
 import select
 import signal
 import stat
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from typing import Any
 
 import anyio
+import mcp_types as types
 from mcp.server.mcpserver import MCPServer
-from mcp.server.stdio import stdio_server
+from mcp.shared._context_streams import create_context_streams
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from mcp_server.errors import json_safe
 
@@ -174,11 +183,112 @@ async def _leave_on_sigterm(scope: anyio.CancelScope) -> None:
             return
 
 
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_ID_VALUE = re.compile(r'\s*:\s*(-?\d+(?![.eE\d])|"(?:[^"\\]|\\.)*")')
+
+
+@dataclass
+class Unreadable:
+    """A line that holds no JSON-RPC message the server can take, and the error that answers it."""
+
+    reply: types.JSONRPCError
+
+
+def parse_line(line: str) -> types.JSONRPCMessage | Unreadable:
+    """One line of the wire as the message it holds, as the SDK reads it; when it holds none (not JSON, not a
+    JSON-RPC message, or nested deeper than the SDK's parser goes, ~200 levels), the error to answer it with."""
+    try:
+        return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+    text = str(problem.get("msg", ""))
+    if problem["type"] == "json_invalid":
+        if "recursion limit" in text:
+            reason = "the message is nested too deeply (JSON-RPC messages are read to about 200 levels)"
+            return _error(types.INVALID_REQUEST, reason, _id_of(line))
+        return _error(types.PARSE_ERROR, f"Parse error: the line is not JSON ({text})", _id_of(line))
+    message = json.loads(line)  # valid JSON within the depth the SDK's parser read
+    request_id = _request_id(message)
+    if isinstance(message, dict) and "method" in message and "params" in message and request_id is not None:
+        where = ".".join(str(part) for part in problem.get("loc", ()))
+        return _error(types.INVALID_PARAMS, f"Invalid params: {where}: {text}", request_id)
+    return _error(types.INVALID_REQUEST, f"Invalid Request: not a JSON-RPC 2.0 message ({text})", request_id)
+
+
+def _error(code: int, message: str, request_id: int | str | None) -> Unreadable:
+    error = types.ErrorData(code=code, message=message)
+    return Unreadable(types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
+def _request_id(message: object) -> int | str | None:
+    if not isinstance(message, dict):
+        return None
+    value = message.get("id")
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+
+def _id_of(line: str) -> int | str | None:
+    """The `id` of a message that could not be parsed: the value of an `"id"` key at its top level, found by its
+    tokens (the start of a cut-off message holds it too); None when there is none."""
+    depth = 0
+    for token in _TOKEN.finditer(line):
+        text = token.group()
+        if text in "{[":
+            depth += 1
+        elif text in "}]":
+            depth -= 1
+        elif depth == 1 and text == '"id"':
+            value = _ID_VALUE.match(line, token.end())
+            if value is None:
+                return None
+            raw = value.group(1)
+            try:
+                return json.loads(raw) if raw.startswith('"') else int(raw)
+            except ValueError:
+                return None
+    return None
+
+
 async def _serve(server: MCPServer) -> None:
     if not (usable(0) and usable(1)):
         await server.run_stdio_async()
         return
     lowlevel = server._lowlevel_server  # what `MCPServer.run_stdio_async` runs, with our streams
     with claimed() as (wire_in, wire_out):
-        async with stdio_server(LineReader(wire_in), PipeWriter(wire_out)) as (read, write):  # type: ignore[arg-type]
-            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+        async with _wire(LineReader(wire_in), PipeWriter(wire_out)) as (read, write):
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())  # type: ignore[arg-type]
+
+
+@asynccontextmanager
+async def _wire(reader: LineReader, writer: PipeWriter) -> AsyncIterator[tuple[Any, Any]]:
+    """The server's message streams over the wire, as the SDK's `stdio_server` makes them from explicit streams,
+    but a line that holds no message is answered here (see the module doc) rather than passed on as an exception,
+    which the server only logs."""
+    read_send, read = create_context_streams[SessionMessage | Exception](0)
+    write, write_receive = create_context_streams[SessionMessage](0)
+
+    async def from_client() -> None:
+        try:
+            async with read_send:
+                async for line in reader:
+                    message = parse_line(line)
+                    if isinstance(message, Unreadable):  # answered in turn with the server's own answers
+                        await write.send(SessionMessage(message.reply))
+                    else:
+                        await read_send.send(SessionMessage(message))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):  # the server has stopped reading
+            await anyio.lowlevel.checkpoint()
+
+    async def to_client() -> None:
+        try:
+            async with write_receive:
+                async for session_message in write_receive:
+                    text = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                    await writer.write(text + "\n")
+        except anyio.ClosedResourceError:
+            await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(from_client)
+        group.start_soon(to_client)
+        yield read, write

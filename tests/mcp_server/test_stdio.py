@@ -199,3 +199,92 @@ def test_a_real_server_answers_a_call_whose_arguments_hold_a_lone_surrogate(tmp_
     call = answers[1]
     assert call["id"] == 7
     assert call["result"]["isError"] is False
+
+
+def _deep(levels: int) -> str:
+    return "[" * levels + "1" + "]" * levels
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "request_id", "says"),
+    [
+        pytest.param('{"jsonrpc": "2.0", "id": 7, "method": "tools/ca', -32700, 7, "not JSON", id="cut-off"),
+        pytest.param("[1, 2", -32700, None, "not JSON", id="cut-off-without-id"),
+        pytest.param(
+            '{"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": 5}',
+            -32602,
+            8,
+            "params",
+            id="params-not-an-object",
+        ),
+        pytest.param('{"id": "x9"}', -32600, "x9", "not a JSON-RPC 2.0 message", id="not-a-message"),
+        pytest.param(
+            '{"jsonrpc": "2.0", "method": "tools/call", "id": 10, "params": {"name": "search_skills", "arguments": '
+            f'{{"query": "q", "tags": {_deep(300)}}}}}}}',
+            -32600,
+            10,
+            "nested too deeply",
+            id="too-deep-id-after-method",
+        ),
+        pytest.param(
+            f'{{"jsonrpc": "2.0", "params": {{"_meta": {{"x": {_deep(5000)}, "id": 3}}}}, '
+            '"id": "late", "method": "ping"}',
+            -32600,
+            "late",
+            "nested too deeply",
+            id="too-deep-an-inner-id-is-not-its-id",
+        ),
+    ],
+)
+def test_a_line_that_holds_no_message_is_answered_with_its_json_rpc_error(
+    line: str, code: int, request_id: object, says: str
+) -> None:
+    answer = stdio.parse_line(line + "\n")
+    assert isinstance(answer, stdio.Unreadable)
+    assert answer.reply.error.code == code
+    assert answer.reply.id == request_id
+    assert says in answer.reply.error.message
+
+
+def test_a_message_within_the_sdk_s_depth_is_read_as_the_sdk_reads_it() -> None:
+    line = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"_meta": {"x": 1}}})
+    message = stdio.parse_line(line.replace("1}", _deep(150) + "}"))
+    assert not isinstance(message, stdio.Unreadable)
+    assert message.id == 4
+
+
+def test_a_real_server_answers_unreadable_lines_and_goes_on_serving(tmp_path: Path) -> None:
+    """Each was answered by nothing before (the SDK only logs a line it cannot read): its client waited forever."""
+    env = {**os.environ, "SKILLBANK_HOME": str(tmp_path / "home"), "SKILLBANK_EMBEDDER": "hash"}
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    step = {"kind": "tool_call", "content": "deep", "args": {"x": "DEEP"}}
+    deep_call = json.dumps(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "record_trajectory", "arguments": {"steps": [step]}}}
+    )  # fmt: skip
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        deep_call.replace('"DEEP"', _deep(600)),
+        '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": 5}',
+        '{"jsonrpc": "2.0", "id": 4, "method": "tools/ca',
+        deep_call.replace('"DEEP"', _deep(150)).replace('"id": 2', '"id": 5'),
+        json.dumps({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
+    ]
+    with subprocess.Popen(
+        [sys.executable, "-m", "mcp_server", "serve", "--workspace", str(tmp_path)], env=env,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+    ) as server:  # fmt: skip
+        assert server.stdin is not None
+        assert server.stdout is not None
+        try:
+            server.stdin.write("".join(line + "\n" for line in lines).encode())
+            server.stdin.flush()
+            answers = {a["id"]: a for a in (json.loads(_line_within(server.stdout, 30)) for _ in range(6))}
+        finally:
+            server.kill()
+    assert answers[2]["error"]["code"] == -32600
+    assert answers[3]["error"]["code"] == -32602
+    assert answers[4]["error"]["code"] == -32700
+    assert answers[5]["result"]["isError"] is False
+    assert answers[6]["result"] == {}
