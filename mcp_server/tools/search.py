@@ -82,9 +82,10 @@ def render_hits(hits: list[SkillHit]) -> str:
 #: A tag filter longer than this cannot match: stored tags are at most 64 characters (`skills_store.models.TAG_RE`).
 MAX_TAG_CHARS = 64
 Tag = Annotated[str, Field(max_length=MAX_TAG_CHARS)]
-#: A query must hold something besides whitespace and NULs (what `str.strip` removes, and NUL): a blank one is
-#: refused by the schema, like an empty one, before anything runs or is recorded.
-NOT_BLANK = r"[^\s\x00\x1c-\x1f]"
+#: A query must hold something besides whitespace, NULs and invisible format characters (what `str.strip` removes,
+#: NUL, the zero-width space and joiners, the soft hyphen, the BOM): a blank one is refused by the schema, like an
+#: empty one, before anything runs or is recorded.
+NOT_BLANK = r"[^\s\x00\x1c-\x1f\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]"
 MAX_QUERY_CHARS = 8000
 BLANK_ADVICE = "the query is blank: pass the error message, a traceback or a description of the problem"
 

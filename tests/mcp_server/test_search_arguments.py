@@ -26,7 +26,9 @@ def recorded_steps(deps) -> list:
     return [s for t in deps.trajectories.list() for s in deps.trajectories.get(t.trajectory_id).steps]
 
 
-@pytest.mark.parametrize("query", ["   ", "\n\t ", "\x00", "\x00 \x00\n", "\u3000\u2028", "\x1c\x1f"])
+@pytest.mark.parametrize(
+    "query", ["   ", "\n\t ", "\x00", "\x00 \x00\n", "\u3000\u2028", "\x1c\x1f", "\u200b", " \ufeff\u200d\u00ad\u2060 "]
+)
 async def test_a_blank_query_is_refused_before_anything_runs_or_is_recorded(settings: Settings, query: str) -> None:
     deps = build_deps(settings, tools=["search_skills"])
     async with Client(create_server(deps)) as client:
