@@ -264,7 +264,9 @@ class SessionCapture:
         while len(self._closed) > CLOSED_MEMORY:
             self._closed.popitem(last=False)
 
-    async def _target(self, ctx: Context, trajectory_id: str | None, *, only_closing: bool) -> str | RecordResult:
+    async def _target(
+        self, ctx: Context, trajectory_id: str | None, *, only_closing: bool, outcome: Outcome | None
+    ) -> str | RecordResult:
         """The trajectory a `record_trajectory` call writes to, or the answer to a repeated close.
 
         An explicit id is the caller's (the id the server returned; ids are random). Without one, a call that only
@@ -285,9 +287,25 @@ class SessionCapture:
                 )
             last = self._closed.get(identity.key)
             if identity.key not in self._sessions and last is not None:
-                total = await anyio.to_thread.run_sync(lambda: self.store.step_count(last))
-                return RecordResult(trajectory_id=last, steps_recorded=0, total_steps=total, status="closed")
+                return await self._closed_again(last, outcome)
         return await self.trajectory_id(ctx)
+
+    async def _closed_again(self, trajectory_id: str, outcome: Outcome | None) -> RecordResult:
+        """The answer to closing a trajectory that is closed: it, as it is; refused when the call asks for another
+        outcome than the one it closed with (that outcome has already moved the confidence of the skills it used)."""
+
+        def read() -> RecordResult:
+            closed = self.store.get(trajectory_id, with_steps=False)
+            if outcome is not None and closed.outcome != outcome:
+                raise InvalidInput(
+                    f"trajectory {trajectory_id!r} is already closed with outcome {closed.outcome!r}; a closed "
+                    f"trajectory's outcome does not change (it has already counted for the skills it used), so "
+                    f"{outcome!r} was not recorded"
+                )
+            total = self.store.step_count(trajectory_id)
+            return RecordResult(trajectory_id=trajectory_id, steps_recorded=0, total_steps=total, status="closed")
+
+        return await anyio.to_thread.run_sync(read)
 
     async def record(
         self,
@@ -326,7 +344,7 @@ class SessionCapture:
             # This call creates the session's trajectory: a step the store would refuse is refused first, so that
             # the refusal leaves nothing behind, not even an empty trajectory. A new trajectory was shown nothing.
             early = await anyio.to_thread.run_sync(redacted, named, True)
-        target = await self._target(ctx, trajectory_id, only_closing=only_closing)
+        target = await self._target(ctx, trajectory_id, only_closing=only_closing, outcome=outcome)
         if isinstance(target, RecordResult):
             return target
         tid = target
@@ -362,8 +380,7 @@ class SessionCapture:
             self._forget(tid)
             if only_closing:  # closing it again: it is closed
                 self._remember_closed(session_identity(ctx).key, tid)
-                total = await anyio.to_thread.run_sync(lambda: self.store.step_count(tid))
-                return RecordResult(trajectory_id=tid, steps_recorded=0, total_steps=total, status="closed")
+                return await self._closed_again(tid, outcome)
             tid = await self.trajectory_id(ctx)
             result = await anyio.to_thread.run_sync(work, tid)
         if final:

@@ -100,6 +100,22 @@ async def test_closing_twice_without_an_id_opens_no_new_trajectory(env) -> None:
     assert len(store.list()) == 1
 
 
+async def test_closing_again_with_another_outcome_is_refused_and_the_first_outcome_stays(env) -> None:
+    store, server = env
+    async with mcp.Client(server) as client:
+        await client.call_tool("echo", {"text": "work"})
+        first = await client.call_tool("record_trajectory", {"final": True, "outcome": "success"})
+        other = await client.call_tool("record_trajectory", {"final": True, "outcome": "failure"})
+        bare = await client.call_tool("record_trajectory", {"final": True})
+    assert other.is_error
+    assert "already closed with outcome 'success'" in other.content[0].text
+    assert "'failure' was not recorded" in other.content[0].text
+    assert not bare.is_error
+    assert bare.structured_content["trajectory_id"] == first.structured_content["trajectory_id"]
+    [traj] = store.list()
+    assert traj.outcome == "success"
+
+
 async def test_used_skills_are_stored_redacted_and_read_back_by_the_accessor(env) -> None:
     store, server = env
     token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
