@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import copy
 import difflib
+import json
 import logging
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -222,6 +224,8 @@ def _json_kind(value: object) -> str:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "a number too large to hold" if not math.isnan(value) else "not a number"
     if isinstance(value, float) and not value.is_integer():
         return "a number with a fraction"
     if isinstance(value, int | float):
@@ -239,9 +243,12 @@ def refusal_result(text: str) -> CallToolResult:
 
 def unknown_tool_text(name: object, known: Iterable[str]) -> str:
     options = list(known)
+    if name is None:
+        return f"the call names no tool (its `name` is missing or null): this server has {', '.join(options)}"
     guess = closest(name, options) if isinstance(name, str) else None
     hint = f"did you mean {guess!r}? " if guess else ""
-    return f"unknown tool {name!r}: {hint}this server has {', '.join(options)}"
+    shown = repr(name) if isinstance(name, str) else f"{json.dumps(name)[:80]} (not a string)"
+    return f"unknown tool {shown}: {hint}this server has {', '.join(options)}"
 
 
 def input_guard(

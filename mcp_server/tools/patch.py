@@ -41,7 +41,9 @@ def register(server: ToolSet, deps: Deps) -> None:
             "ambiguous or non-matching hunk is refused with the lines it expected and the closest lines found. "
             "Paths must stay inside the workspace. Use dry_run to check a patch without writing."
         ),
-        annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=False, open_world_hint=False),
+        annotations=ToolAnnotations(
+            title="Apply patch", destructive_hint=True, idempotent_hint=False, open_world_hint=False
+        ),
     )
     async def apply_patch_tool(
         patch: Annotated[str, Field(min_length=1, description="The patch text (unified diff or Codex envelope).")],

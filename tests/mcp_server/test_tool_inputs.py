@@ -151,3 +151,32 @@ def test_the_closest_name_handles_camel_case_prefixes_and_typos() -> None:
     assert closest("timeout", known) == "timeout_s"
     assert closest("pach", known) == "patch"
     assert closest("zzz", known) is None
+
+
+def test_a_call_without_a_tool_name_or_with_one_that_is_not_a_string_is_named_as_such() -> None:
+    from mcp_server.tool_inputs import unknown_tool_text
+
+    assert unknown_tool_text(None, ["search_skills"]) == (
+        "the call names no tool (its `name` is missing or null): this server has search_skills"
+    )
+    assert unknown_tool_text(5, ["search_skills"]) == "unknown tool 5 (not a string): this server has search_skills"
+
+
+def test_a_number_too_large_for_a_float_is_called_that_not_a_fraction() -> None:
+    """`1e400` on the wire is read as infinity (the in-memory client would send it as null)."""
+    from mcp_server.tool_inputs import _json_kind
+
+    assert _json_kind(float("inf")) == "a number too large to hold"
+    assert _json_kind(float("nan")) == "not a number"
+    assert _json_kind(2.5) == "a number with a fraction"
+
+
+async def test_every_tool_has_a_title(settings: Settings) -> None:
+    async with Client(create_server(build_deps(settings))) as client:
+        tools = (await client.list_tools()).tools
+    assert {t.name: t.annotations.title for t in tools if t.annotations} == {
+        "apply_patch": "Apply patch",
+        "run_tests": "Run tests",
+        "search_skills": "Search skills",
+        "record_trajectory": "Record trajectory",
+    }
