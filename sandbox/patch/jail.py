@@ -41,7 +41,9 @@ def _normalize(path: str) -> str:
         raise PathRefused(path, "the path contains a NUL byte", _RELATIVE)
     if "\\" in path:
         raise PathRefused(path, "the path contains a backslash", "separate directories with '/'")
-    if path.startswith(("/", "~")) or _DRIVE_RE.match(path):
+    if path.startswith("~"):
+        raise PathRefused(path, "a path from a home directory ('~') is refused", _RELATIVE)
+    if path.startswith("/") or _DRIVE_RE.match(path):
         raise PathRefused(path, "absolute paths are refused", _RELATIVE)
     parts = [part for part in path.split("/") if part not in ("", ".")]
     if not parts:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,9 +39,14 @@ def _refused(root: Path, patch: str, hash_tree: HashTree, match: str) -> None:
     assert hash_tree(root.parent) == before
 
 
-@pytest.mark.parametrize("path", ["/etc/passwd", "/tmp/x.txt", "C:/win.txt", "~/x.txt"])
+@pytest.mark.parametrize("path", ["/etc/passwd", "/tmp/x.txt", "C:/win.txt"])
 def test_absolute_paths_are_refused(workspace: Path, hash_tree: HashTree, path: str):
     _refused(workspace, _add(path), hash_tree, "absolute paths are refused")
+
+
+@pytest.mark.parametrize("path", ["~/x.txt", "~root/x.txt"])
+def test_paths_from_a_home_directory_are_refused_as_such(workspace: Path, hash_tree: HashTree, path: str):
+    _refused(workspace, _add(path), hash_tree, re.escape("a path from a home directory ('~') is refused"))
 
 
 @pytest.mark.parametrize(
