@@ -45,6 +45,7 @@ _MASKED_RE = re.compile(r"[*xX#./\- ]+")
 #: An absolute or relative path (`PWD=/home/me/app`, `token_file: ./run/secrets/t`): where a secret is, not one.
 _PATH_RE = re.compile(r"(?:~|\.{1,2})?/(?:[\w.\-]+/)+[\w.\-]*")
 _WORD_RE = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
+_INNER_DIGITS_RE = re.compile(r"[a-z][0-9]+[a-z]")
 _VOWEL_RE = re.compile(r"[aeiouAEIOU]")
 
 
@@ -77,9 +78,13 @@ def _yaml_value_ok(value: str) -> bool:
 
 
 def _identifier_like(value: str) -> bool:
-    """`user_pw1`, `tokenValue2`: mostly words, as code names are; random passwords are not."""
+    """`user_pw1`, `tokenValue2`: mostly words, as code names are; random passwords are not, nor are lower-case
+    words with digits inside (`hunter2hunter2`, `pass1word`: what people pick; code names put a digit at the end
+    or between words it separates by case or `_`)."""
     words = sum(len(w) for w in _WORD_RE.findall(value))
-    return bool(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value)) and words / len(value) > 0.45
+    if not (re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value) and words / len(value) > 0.45):
+        return False
+    return not (value.islower() and "_" not in value and _INNER_DIGITS_RE.search(value))
 
 
 def _named_ok(match: re.Match[str]) -> bool:

@@ -438,3 +438,19 @@ def test_pytests_diff_of_ordinary_strings_is_left_alone() -> None:
         "  ?        ^\n  + sion 13\n  ?        ^"
     )
     assert R.redact_text(message) == message
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("deploy with password: hunter2hunter2 now", "deploy with password: [REDACTED:yaml-secret] now"),
+        ("the db password: pass1word, then restart", "the db password: [REDACTED:yaml-secret], then restart"),
+        ("const cfg = {token: tokenValue2, user: u}", None),
+        ("opts = {password: user_pw1}", None),
+        ("{api_key: base64Encoded}", None),
+    ],
+)
+def test_a_lower_case_word_with_digits_inside_after_a_secret_name_mid_line_is_a_password_not_code(
+    text: str, redacted: str | None
+) -> None:
+    assert R.redact_text(text) == (redacted or text)
