@@ -29,7 +29,19 @@ from sandbox.untrusted import OPEN_FLAGS
 #: workspace, the run's cwd) makes junit's ids relative to the workspace, as the summary's (cwd-relative) ids are,
 #: when a config file in a subdirectory (`tests/pytest.ini`) would make pytest's rootdir that subdirectory.
 #: `--junit-prefix=` undoes a prefix set in the project's addopts, which junit would put before every id.
-PYTEST_REPORT_ARGS = ("-rfEsxXp", "-o", "junit_family=xunit1", "--rootdir=.", "--junit-prefix=")
+#: `junit_logging=no` and `junit_log_passing_tests=false` keep the tests' captured output out of the report (a CI
+#: config's `junit_logging = all` made it as large as the output, past `MAX_JUNIT_BYTES`, and the run an error).
+PYTEST_REPORT_ARGS = (
+    "-rfEsxXp",
+    "-o",
+    "junit_family=xunit1",
+    "-o",
+    "junit_logging=no",
+    "-o",
+    "junit_log_passing_tests=false",
+    "--rootdir=.",
+    "--junit-prefix=",
+)
 _SUMMARY_RE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S.*)$")
 _SUMMARY_OUTCOME: dict[str, Outcome] = {
     "PASSED": "passed",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from sandbox.testing.config import RunnerConfig
 from sandbox.testing.results import parse_junit
 from sandbox.testing.runner import run_tests
@@ -119,6 +121,47 @@ def test_a_junit_prefix_in_the_projects_addopts_does_not_change_the_ids(
         ("tests/test_p.py::test_fails", "failed"),
         ("tests/test_p.py::test_xpasses", "xpassed"),
     }
+
+
+def test_a_projects_junit_logging_does_not_put_the_tests_output_in_the_report(
+    make_workspace, runner_config: RunnerConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`junit_logging = all` (a CI setting) wrote every test's output into the report, which then outgrew the
+    report limit: the run was an `error` with reward 0 although pytest said 1 failed, 3 passed."""
+    import sandbox.testing.runner as runner
+
+    sizes: list[int] = []
+    original = runner.parse_junit
+
+    def measured(path, *args, **kwargs):
+        sizes.append(path.stat().st_size)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "parse_junit", measured)
+    ws = make_workspace(
+        {
+            "pytest.ini": "[pytest]\njunit_logging = all\njunit_log_passing_tests = true\n",
+            "tests/test_loud.py": """
+                import pytest
+
+                @pytest.mark.parametrize("n", range(3))
+                def test_loud(n):
+                    print("x" * 100_000)
+
+                def test_fails():
+                    print("y" * 100_000)
+                    assert 1 == 2
+            """,
+        }
+    )
+
+    result = local(ws, runner_config)
+
+    assert (result.status, result.passed, result.failed) == ("failed", 3, 1)
+    [size] = sizes
+    assert size < 50_000  # the 400 KB the tests printed are not in it
+    [failed] = [t for t in result.tests if t.outcome == "failed"]
+    assert "assert 1 == 2" in (failed.message or "")
 
 
 def test_a_conftest_that_fails_to_import_is_named_in_the_warning(make_workspace, runner_config: RunnerConfig) -> None:
