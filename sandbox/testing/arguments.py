@@ -6,7 +6,7 @@ symlinks), exist, and never start with `-` (that would be an option, not a test)
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from sandbox.errors import RequestRefused, WorkspaceUnavailable
 
@@ -95,5 +95,14 @@ def _check_entry(workspace: Path, index: int, entry: object) -> str:
             f"{where} {entry!r}: {path_part!r} does not exist in the workspace; use a path relative to the "
             "workspace root (list the tests directory to find it)"
         )
-    relative = target.relative_to(workspace).as_posix() or "."
-    return f"{relative}{sep}{rest}"
+    return f"{_as_written(path_part, target, workspace)}{sep}{rest}"
+
+
+def _as_written(path_part: str, target: Path, workspace: Path) -> str:
+    """The entry's path relative to the workspace, through the symlinks it names (`tests/linked/test_x.py`, not the
+    file the link leads to: that one is outside `tests/` and its conftest.py, and its tests' ids would not be the
+    ids asked for); resolved only when written with `..` or as an absolute path."""
+    written = PurePosixPath(path_part)  # `./a//b/` reads as `a/b`
+    if not written.is_absolute() and ".." not in written.parts:
+        return written.as_posix()
+    return target.relative_to(workspace).as_posix() or "."
