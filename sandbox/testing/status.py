@@ -5,8 +5,9 @@ The status of a pytest run trusts the junit report over the exit code and the ex
 - `timeout`: the command was killed for its timeout.
 - `no_tests`: pytest exit 5 (nothing collected), or a clean report with no tests.
 - `error`: no junit report (the run crashed, was killed, or exited early: terminal text is not trusted to call a
-  run passed), a collection error, pytest exit 2-4, a signal death, or a report that contradicts the exit code
-  (exit 1 with no failure in the report is output spoofing, as SWE-bench checks; exit 0 with failures likewise).
+  run passed), a collection error, pytest exit 2-4, a signal death, a run `pytest.exit()` stopped (with exit 0 it
+  would read as passed with the tests after it never run), or a report that contradicts the exit code (exit 1 with
+  no failure in the report is output spoofing, as SWE-bench checks; exit 0 with failures likewise).
 - `failed` / `passed`: exit 1 with failures in the report / exit 0 with a clean report.
 
 With `command` (another runner), only the exit code counts: 0 passed; 126, 127 (cannot run) or a signal death
@@ -34,6 +35,8 @@ _COUNT_FIELDS = {
 
 _CONFTEST_RE = re.compile(r"^ImportError while loading conftest '([^'\n]*)'\.$", re.MULTILINE)
 _E_LINE_RE = re.compile(r"^E {3}([^\n]*)$", re.MULTILINE)
+#: What pytest prints when a test or a hook calls `pytest.exit(reason, returncode=...)` during the run.
+_EXIT_CALLED_RE = re.compile(r"^!{3,} _pytest\.outcomes\.Exit: (.*?) !{3,}$", re.MULTILINE)
 
 #: What pytest's exit statuses mean (0, 1 and 5 are handled before).
 _EXIT_MEANING = {2: "interrupted", 3: "internal error", 4: "usage error: check the options and paths"}
@@ -96,6 +99,12 @@ def decide_status(
         return "error", [_no_report(code, killed, ran_to_end=report.found, conftest=_conftest_failure(run))]
     if report.collection_errors:
         return "error", [f"{report.collection_errors} test module(s) failed to import or collect"]
+    stopped = _EXIT_CALLED_RE.search(run.stdout)
+    if stopped is not None and code in (0, 1):
+        return "error", [
+            f"pytest.exit() stopped the run early ({stopped.group(1)[:200]!r}, exit {code}): the tests after it did "
+            "not run, so the result is not trusted"
+        ]
     if code == 0:
         if bad:
             return "error", [f"pytest exited 0 but the report shows {bad} failure(s); the result is not trusted"]

@@ -51,6 +51,21 @@ def test_exit_zero_with_failures_in_the_report_is_an_error() -> None:
     assert status_of(run(0), report("failed")) == "error"
 
 
+@pytest.mark.parametrize("exit_code", [0, 1])
+def test_a_run_stopped_by_pytest_exit_is_an_error_quoting_its_reason(exit_code: int) -> None:
+    out = (
+        "=== short test summary info ===\nPASSED t.py::t0\n1 passed in 0.1s\n"
+        "!!!!!!!!!!!!!!!! _pytest.outcomes.Exit: giving up early !!!!!!!!!!!!!!!!\n"
+    )
+    outcomes = ("passed",) if exit_code == 0 else ("passed", "failed")
+    parsed = report(*outcomes)
+    status, warnings = decide_status(
+        run(exit_code, stdout=out), parsed, count_outcomes(parsed), junit_found=True, command_mode=False
+    )
+    assert status == "error"
+    assert "pytest.exit() stopped the run early ('giving up early'" in warnings[0]
+
+
 def test_run_without_a_junit_report_is_an_error_even_if_the_output_claims_passes() -> None:
     claimed = ParsedReport(tests=[TestCase(id="t.py::t", outcome="passed")], found=True)
     status, warnings = decide_status(run(0), claimed, count_outcomes(claimed), junit_found=False, command_mode=False)

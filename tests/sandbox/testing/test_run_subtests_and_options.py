@@ -176,3 +176,32 @@ def test_a_conftest_that_fails_to_import_is_named_in_the_warning(make_workspace,
     assert "a conftest.py failed to import" in warning
     assert "conftest.py: ModuleNotFoundError: No module named 'not_installed_plugin'" in warning
     assert "usage error" not in warning
+
+
+def test_a_test_that_calls_pytest_exit_with_returncode_0_does_not_make_the_run_pass(
+    make_workspace, runner_config: RunnerConfig
+) -> None:
+    """pytest exits 0 with the one test before it passed: read as is, a passing run with reward 1."""
+    ws = make_workspace(
+        {
+            "tests/test_stop.py": """
+                import pytest
+
+                def test_a():
+                    pass
+
+                def test_b():
+                    pytest.exit("giving up early", returncode=0)
+
+                def test_c():
+                    assert 0
+            """,
+        }
+    )
+
+    result = local(ws, runner_config)
+
+    assert result.exit_code == 0
+    assert result.status == "error"
+    assert result.reward.value < 1
+    assert any("pytest.exit() stopped the run early ('giving up early'" in w for w in result.warnings)
