@@ -3,8 +3,10 @@
 The file is edited with tomlkit, so the user's comments, key order and formatting survive; the new table goes after
 the other servers, before the comments that lead into the next table (`toml_layout`). `mcp_servers` may be any TOML
 table: split by other tables, written with dotted keys, or inline (`mcp_servers = { a = {...} }`, where the entry is
-added inline too). `tool_timeout_sec` is raised because `run_tests` may run the whole suite (Codex waits 60 s by
-default) and must be able to answer at its own limit (`TOOL_TIMEOUT_S`); `SKILLBANK_*` settings seen at install time
+added inline too). Whatever tomlkit makes of the file is written only if it reads (tomllib) as the old config
+plus the server, and uninstall's only as the config less it (`_checked`). `tool_timeout_sec` is raised because
+`run_tests` may run the whole suite (Codex waits 60 s by default) and must be able to answer at its own limit
+(`TOOL_TIMEOUT_S`); `SKILLBANK_*` settings seen at install time
 are pinned in `env`, since Codex starts servers with a minimal environment. `required = true` makes Codex wait for
 the server before the first turn (otherwise its tools join only later turns), and `search_skills` is approved up
 front. Codex 0.169 no longer needs that entry (`search_skills` is annotated read-only, and Codex's automatic mode
@@ -15,6 +17,7 @@ still calls the tool, checked); it is kept because it is harmless and holds wher
 
 from __future__ import annotations
 
+import contextlib
 import tomllib
 from collections.abc import MutableMapping
 from pathlib import Path
@@ -96,13 +99,6 @@ def _alone(table: Table) -> str:
     return tomlkit.dumps(doc)
 
 
-def _same(text: str, other: str) -> bool:
-    try:
-        return tomllib.loads(text) == tomllib.loads(other)
-    except tomllib.TOMLDecodeError:
-        return False
-
-
 def _edit(target: Target, old: str | None, path: Path, force: bool) -> Edit:
     doc = parse_toml(old, path)
     servers = _servers(doc, path)
@@ -123,10 +119,38 @@ def _edit(target: Target, old: str | None, path: Path, force: bool) -> Edit:
         doc["mcp_servers"] = servers
     servers[NAME] = _table(wanted)
     placed = tomlkit.dumps(doc)
+    expected = _with_server(old, wanted)
     if existing is not None:  # replaced where it was
-        return Edit(placed, what, pre_install)
+        return Edit(_checked(path, expected, placed), what, pre_install)
     text = insert_table(old or "", placed, _alone(_table(wanted)))
-    return Edit(text if _same(text, placed) else placed, what, pre_install)
+    appended = (old or "") + ("\n" if old and not old.endswith("\n") else "") + ("\n" if old else "")
+    appended += _alone(_table(wanted))
+    return Edit(_checked(path, expected, text, placed, appended), what, pre_install)
+
+
+def _with_server(old: str | None, wanted: dict[str, Any]) -> dict[str, Any]:
+    """What the config must read as once the server is in it: the old config, `mcp_servers.skillbank` set."""
+    data = tomllib.loads(old or "")
+    data.setdefault("mcp_servers", {})[NAME] = wanted
+    return data
+
+
+def _checked(path: Path, expected: dict[str, Any], *candidates: str) -> str:
+    """The first text that reads as `expected` (the file's layout kept as far as one does). tomlkit puts a table
+    after the first root key of a file whose root has dotted `mcp_servers.x.y = ...` keys, which moves the keys
+    after it into the new table: a text that reads differently is never written. The last resort, the table at the
+    end of the file, is right wherever the file's tables allow one more."""
+    for text in candidates:
+        try:
+            if tomllib.loads(text) == expected:
+                return text
+        except tomllib.TOMLDecodeError:
+            continue
+    raise InstallError(
+        f"{path}: the skillbank server cannot be added without changing the rest of the file (its mcp_servers are "
+        "written in a way tomlkit cannot extend); add [mcp_servers.skillbank] by hand (see examples/), or move "
+        "the other servers into [mcp_servers.<name>] tables"
+    )
 
 
 def install(target: Target) -> list[Change]:
@@ -149,7 +173,18 @@ def _removal(target: Target, text: str, path: Path) -> tuple[str, str] | None:
         del doc["mcp_servers"]
     removed = tomlkit.dumps(doc)
     new = removed if isinstance(servers, InlineTable) else remove_table(text, removed)
-    return (new if _same(new, removed) else removed), "removed [mcp_servers.skillbank]"
+    expected = tomllib.loads(text)
+    del expected["mcp_servers"][NAME]
+    if not expected["mcp_servers"] and implicit:
+        del expected["mcp_servers"]
+    for candidate in (new, removed):
+        with contextlib.suppress(tomllib.TOMLDecodeError):
+            if tomllib.loads(candidate) == expected:
+                return candidate, "removed [mcp_servers.skillbank]"
+    raise InstallError(
+        f"{path}: the skillbank server cannot be taken out without changing the rest of the file; remove "
+        "[mcp_servers.skillbank] by hand"
+    )
 
 
 def uninstall(target: Target) -> list[Change]:

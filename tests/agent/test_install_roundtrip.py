@@ -122,6 +122,33 @@ def test_codex_uninstall_of_an_edited_config_leaves_no_blank_line_and_keeps_the_
     assert config.read_text() == "approval_policy = 'never'\n" + original.rstrip("\n") + "\n"
 
 
+DOTTED_ROOT = [
+    'model = "o3"\nmcp_servers.other.command = "x"\nmcp_servers.other.args = ["a"]\n\n[profiles.fast]\nmodel = "x"\n',
+    'mcp_servers.other.command = "x"\nmodel = "o3"\n',
+    'mcp_servers.other = { command = "x" }\nmcp_servers.two = { command = "y" }\n',
+]
+
+
+@pytest.mark.parametrize("original", DOTTED_ROOT)
+def test_codex_servers_as_dotted_root_keys_keep_every_key_through_install_and_uninstall(
+    home: Path, project: Path, original: str
+) -> None:
+    """tomlkit put the new table after the first dotted key, and the keys after it moved into skillbank's table:
+    `other` lost its args, the user's `model` became a key of skillbank's tools, server `two` was gone."""
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(original)
+    cli("install", "codex")
+    installed = tomllib.loads(config.read_text())
+    skillbank = installed["mcp_servers"].pop("skillbank")
+    assert skillbank["tools"] == {"search_skills": {"approval_mode": "approve"}}
+    assert installed == tomllib.loads(original)
+    assert "unchanged" in cli("install", "codex")
+    config.write_text("approval_policy = 'never'\n" + config.read_text())  # edited since: only the entry goes
+    cli("uninstall", "codex")
+    assert tomllib.loads(config.read_text()) == {"approval_policy": "never", **tomllib.loads(original)}
+
+
 def test_codex_puts_the_table_above_the_comments_that_lead_into_the_next_table(home: Path, project: Path) -> None:
     config = home / ".codex" / "config.toml"
     config.parent.mkdir()
