@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agent.install.files import Change, Edit, InstallError, dump_json, parse_json, read_text, save_edit, undo
+from agent.install.files import Change, Edit, InstallError, dump_json, parse_json, read_text, save_all, undo
 from agent.install.target import NAME, Target, drop_mcp_server, is_skillbank, put_server
 
 #: Claude Code hook events skillbank listens to; True where the event takes a tool matcher.
@@ -187,7 +187,8 @@ def install(target: Target) -> list[Change]:
     if target.hooks:
         settings = settings_file(target)
         planned.append((settings, _hooks_edit(target, read_text(settings), settings)))
-    return [save_edit(p, edit) for p, edit in planned]
+    private = {path: 0o600} if target.scope == "user" else {}  # Claude Code keeps its account state there, 0600
+    return save_all(planned, private)
 
 
 def _unserve(target: Target, text: str, path: Path) -> tuple[str, str] | None:
@@ -244,7 +245,7 @@ def uninstall(target: Target) -> list[Change]:
             path,
             installed=lambda backup: _servers_edit(target, backup, path, True).text,
             remove=lambda text, _: _unserve(target, text, path),
-            deletable=target.scope == "project",
+            deletable=True,  # ~/.claude.json too, once it holds nothing (install created it, or all else is gone)
         )
         changes.append(change or Change(path=str(path), action="unchanged", what="no skillbank server"))
     local = local_settings_file(target)

@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from agent.install.files import Change, Edit, InstallError, dump_json, parse_json, read_text, save_edit, undo
+from agent.install.files import Change, Edit, InstallError, dump_json, parse_json, read_text, save_all, undo
 from agent.install.target import NAME, TOOL_TIMEOUT_S, Target, drop_mcp_server, is_skillbank, put_server
 
 EXTENSION_ID = "saoudrizwan.claude-dev"
@@ -85,7 +85,7 @@ def _installed(target: Target, path: Path, backup: str | None) -> str:
 
 def install(target: Target) -> list[Change]:
     planned = [(path, _edit(target, read_text(path), path, target.force)) for path in files(target)]  # check all first
-    return [save_edit(path, edit) for path, edit in planned]
+    return save_all(planned)
 
 
 def uninstall(target: Target) -> list[Change]:

@@ -26,7 +26,7 @@ from typing import Any
 import tomlkit
 from tomlkit.items import InlineTable, Table
 
-from agent.install.files import Change, Edit, InstallError, parse_toml, read_text, save_edit, undo
+from agent.install.files import Change, Edit, InstallError, parse_toml, read_text, save_all, undo
 from agent.install.target import NAME, TOOL_TIMEOUT_S, Target, conflict, is_skillbank, same_server
 from agent.install.toml_layout import insert_table, remove_table
 
@@ -155,7 +155,7 @@ def _checked(path: Path, expected: dict[str, Any], *candidates: str) -> str:
 
 def install(target: Target) -> list[Change]:
     path = config_file(target)
-    return [save_edit(path, _edit(target, read_text(path), path, target.force))]
+    return save_all([(path, _edit(target, read_text(path), path, target.force))])
 
 
 def _removal(target: Target, text: str, path: Path) -> tuple[str, str] | None:

@@ -1,5 +1,8 @@
 """Config files edited in place, safely: read, change in memory, back up, write atomically, report what changed.
 
+An install's files are written all or none (`save_all`). A config is read as UTF-8 (else refused) and keeps a BOM it
+has; a file without any write permission is refused, not replaced.
+
 A file that does not change is not written (so installing twice is a no-op). A file is written where it lives: a
 symlinked config (a dotfiles repo) is changed through the link, which stays a link. A file install creates gets the
 mode the umask gives (0644 under the usual 022, as the clients create theirs); an existing file keeps its mode.
@@ -26,6 +29,7 @@ import os
 import re
 import shutil
 import tempfile
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,13 +75,29 @@ class Edit:
 Removal = Callable[[str, str | None], tuple[str, str] | None]
 
 
+BOM = "\ufeff"
+
+
 def read_text(path: Path) -> str | None:
-    """The file's text (through a symlink, line endings as they are), or None when there is no file."""
+    """The file's text (through a symlink, line endings as they are, without a UTF-8 BOM: `save` puts it back), or
+    None when there is no file."""
+    text = _read_raw(path)
+    return text[1:] if text is not None and text.startswith(BOM) else text
+
+
+def _read_raw(path: Path) -> str | None:
     try:
         with path.open(encoding="utf-8", newline="") as file:
             return file.read()
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError as exc:
+        raise InstallError(
+            f"{path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); the clients read "
+            "their configs as UTF-8: save it as UTF-8, then run again"
+        ) from None
+    except OSError as exc:
+        raise InstallError(f"{path} cannot be read ({exc.strerror}); fix it, then run again") from None
 
 
 def parse_json(text: str | None, path: Path) -> dict[str, Any]:
@@ -138,7 +158,7 @@ def _umask() -> int:
     return mask
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def _atomic_write(path: Path, text: str, new_mode: int | None = None) -> None:
     real = _real(path)
     real.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)
@@ -147,8 +167,8 @@ def _atomic_write(path: Path, text: str) -> None:
             out.write(text)
         if real.exists():
             shutil.copymode(real, tmp)
-        else:  # mkstemp made it 0600; the clients' own files are 0666 less the umask
-            os.chmod(tmp, 0o666 & ~_umask())
+        else:  # mkstemp made it 0600; the clients' own files are 0666 less the umask (or what the client uses)
+            os.chmod(tmp, (0o666 if new_mode is None else new_mode) & ~_umask())
         os.replace(tmp, real)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -165,18 +185,71 @@ def _backup(path: Path, replace: bool) -> str:
     return str(backup)
 
 
-def save(path: Path, text: str, what: str, *, pre_install: bool = True) -> Change:
-    """Write `text` to `path` when it differs, backing the old file up (see the module's rule for `pre_install`)."""
-    old = read_text(path)
+def save(path: Path, text: str, what: str, *, pre_install: bool = True, new_mode: int | None = None) -> Change:
+    """Write `text` to `path` when it differs, backing the old file up (see the module's rule for `pre_install`).
+
+    A file that starts with a UTF-8 BOM keeps it. A file with no write permission for anyone is the user's way of
+    saying it must not change: refused. `new_mode` is the mode of a file this creates (else the umask's)."""
+    old = _read_raw(path)
+    if old is not None and old.startswith(BOM) and not text.startswith(BOM):
+        text = BOM + text
     if old == text:
         return Change(path=str(path), action="unchanged", what=what)
-    backup = _backup(path, replace=pre_install) if old is not None else None
-    _atomic_write(path, text)
+    if old is not None and not _real(path).stat().st_mode & 0o222:
+        raise InstallError(
+            f"{path} is read-only (mode {_real(path).stat().st_mode & 0o777:o}); make it writable (chmod u+w) if "
+            "skillbank may change it, then run again"
+        )
+    try:
+        backup = _backup(path, replace=pre_install) if old is not None else None
+        _atomic_write(path, text, new_mode)
+    except OSError as exc:
+        raise InstallError(f"{path} cannot be written ({exc.strerror}): {exc.filename or path}") from None
     return Change(path=str(path), action="updated" if old is not None else "created", what=what, backup=backup)
 
 
-def save_edit(path: Path, edit: Edit) -> Change:
-    return save(path, edit.text, edit.what, pre_install=edit.pre_install)
+def save_edit(path: Path, edit: Edit, new_mode: int | None = None) -> Change:
+    return save(path, edit.text, edit.what, pre_install=edit.pre_install, new_mode=new_mode)
+
+
+def save_all(planned: list[tuple[Path, Edit]], new_mode: dict[Path, int] | None = None) -> list[Change]:
+    """`save_edit` each file, all or none: when one cannot be written, the files (and backups, and the folders)
+    written before it are put back as they were, and the error says so."""
+    undo_log: list[tuple[Path, bytes | None]] = []
+    made_dirs: list[Path] = []
+    changes: list[Change] = []
+    try:
+        for path, edit in planned:
+            real = _real(path)
+            for item in (real, backup_file(path)):
+                undo_log.append((item, item.read_bytes() if item.exists() else None))
+            missing = [d for d in (real.parent, *real.parent.parents) if not d.exists()]
+            made_dirs += missing
+            changes.append(save_edit(path, edit, (new_mode or {}).get(path)))
+    except InstallError as exc:
+        for item, data in reversed(undo_log):
+            with contextlib.suppress(OSError):
+                if data is None:
+                    item.unlink(missing_ok=True)
+                else:
+                    item.write_bytes(data)
+        for folder in made_dirs:  # deepest first
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        written = [c.path for c in changes if c.action != "unchanged"]
+        undone = f"; {', '.join(written)} put back as it was" if written else ""
+        raise InstallError(f"{exc}{undone}; nothing was changed") from None
+    return changes
+
+
+def _equivalent(path: Path, text: str, other: str) -> bool:
+    """Whether two texts of the config hold the same data (JSON, or TOML for a `.toml` file)."""
+    try:
+        if path.suffix == ".toml":
+            return tomllib.loads(text) == tomllib.loads(other)
+        return bool(json.loads(text or "{}") == json.loads(other or "{}"))
+    except ValueError:
+        return False
 
 
 def _delete(path: Path, what: str) -> Change:
@@ -208,7 +281,9 @@ def undo(path: Path, *, installed: Callable[[str | None], str], remove: Removal,
         would: str | None = installed(backup)
     except InstallError:  # the backup is not something install writes over (it changed since, or is broken)
         would = None
-    if would == text and backup != text:
+    # As install left it: exactly what install writes from the backup now, or (installed with other settings: another
+    # workspace, SKILLBANK_HOME, skillbank binary) the same as the backup once skillbank's entries are out.
+    if (would == text or (backup is not None and _equivalent(path, new, backup))) and backup != text:
         if backup is not None:
             change = save(path, backup, f"{what} (restored byte for byte from the backup)", pre_install=False)
             return change.model_copy(update={"action": "removed"})

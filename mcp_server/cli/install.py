@@ -63,7 +63,7 @@ def _target(
     if hooks and client != "claude":
         fail("--hooks is for Claude Code only (Codex and Cline have no hook to capture their own edits with)")
     chosen: ScopeName = scope or DEFAULT_SCOPE[client]
-    root = (workspace or Path.cwd()).absolute()
+    root = Path(os.path.normpath((workspace or Path.cwd()).absolute()))  # `../proj` and `proj/.` name one place
     if workspace is not None and not root.is_dir():
         fail(f"--workspace {workspace} is not a directory")
     pin = client == "cline" or (chosen == "user" and workspace is not None)
