@@ -39,7 +39,15 @@ from mcp_server.recording import BATCH_ADVICE, MAX_STEPS_PER_CALL, RecordResult,
 from mcp_server.redact_worker import RedactWorker
 from mcp_server.session_key import session_identity
 from skills_store.errors import InvalidInput
-from skills_store.models import Outcome, Step, Trajectory, TrajectoryStatus, utcnow
+from skills_store.models import (
+    MAX_STEP_NESTING,
+    Outcome,
+    Step,
+    Trajectory,
+    TrajectoryStatus,
+    nesting_depth,
+    utcnow,
+)
 from skills_store.protocols import TrajectoryStore
 from skills_store.redact import Redactor
 from skills_store.trajectories.closing import close_with_inferred_outcome
@@ -195,7 +203,10 @@ class SessionCapture:
             yield record
         except BaseException as exc:
             record.ok = False
-            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            if isinstance(exc, anyio.get_cancelled_exc_class()):  # its text names the server's tasks and files
+                error = "cancelled: the client cancelled the call or went away"
+            else:
+                error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             raise
         finally:
             with anyio.CancelScope(shield=True):
@@ -325,6 +336,13 @@ class SessionCapture:
         """
         if len(steps) > MAX_STEPS_PER_CALL:
             raise InvalidInput(f"{len(steps)} steps in one call: {BATCH_ADVICE}")
+        for number, step in enumerate(steps):
+            for field in ("args", "result"):
+                if nesting_depth(getattr(step, field), MAX_STEP_NESTING) > MAX_STEP_NESTING:
+                    raise InvalidInput(
+                        f"steps[{number}].{field} is nested more than {MAX_STEP_NESTING} levels deep (lists and "
+                        "objects inside one another): record what matters of it, or send it as text (a JSON string)"
+                    )
         red = self.redactor
         only_closing = final and not steps and not task and not used_skills
         creates = trajectory_id is None and session_identity(ctx).key not in self._sessions

@@ -2,7 +2,7 @@
 
 | transport (protocol era)                       | session key                         | session ends when         |
 | ---------------------------------------------- | ----------------------------------- | ------------------------- |
-| any, with an `X-Skillbank-Session` HTTP header | `header:<value>`                    | idle (no end signal)      |
+| any, with an `X-Skillbank-Session` HTTP header | `header:<sha256 of the value>`      | idle (no end signal)      |
 | streamable HTTP, handshake era                 | `http:<Mcp-Session-Id>`             | the HTTP session ends     |
 | stdio / in-memory, handshake era               | one key per connection              | the connection closes     |
 | stdio, 2026-07-28 (a request-scoped envelope)  | one key per pipe                    | idle, or server shutdown  |
@@ -23,6 +23,7 @@ here, in one place, and every path is covered by a test.
 from __future__ import annotations
 
 import functools
+import hashlib
 import uuid
 import weakref
 from dataclasses import dataclass
@@ -86,7 +87,8 @@ def session_identity(ctx: Context) -> SessionIdentity:
     headers = ctx.headers or {}
     explicit = headers.get(SESSION_HEADER)
     if explicit:
-        return SessionIdentity(f"header:{explicit.strip()[:200]}", source)
+        # The whole value counts (it is the client's secret): hashed, not cut, so two values never share a key.
+        return SessionIdentity(f"header:{hashlib.sha256(explicit.strip().encode()).hexdigest()}", source)
     conn = getattr(session, "_connection", None)
     if conn is None:
         return _per_request(ctx, source)

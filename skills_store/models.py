@@ -162,6 +162,26 @@ class Step(BaseModel):
     cost_usd: float | None = Field(default=None, ge=0)
 
 
+#: How deep a step's `args` or `result` may nest: deeper, it cannot be stored, redacted or served back.
+MAX_STEP_NESTING = 100
+
+
+def nesting_depth(value: Any, stop: int) -> int:
+    """How many lists and dicts are inside one another in `value` (a scalar: 0), counted up to `stop + 1`."""
+    deepest = 0
+    todo: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, dict | list | tuple) else []
+    while todo:
+        item, depth = todo.pop()
+        if depth > deepest:
+            deepest = depth
+            if deepest > stop:
+                return deepest
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, dict | list | tuple):
+                todo.append((child, depth + 1))
+    return deepest
+
+
 class StoredStep(Step):
     """A step as stored: with its index in the trajectory and a timestamp always set."""
 

@@ -54,7 +54,8 @@ async def test_stateless_http_requests_share_a_trajectory_only_through_the_sessi
     store, capture = make_capture(tmp_path)
     server = make_server(tmp_path, store, capture)
     async with serve_http(server) as url:
-        for name in ("alpha", "beta", "alpha"):
+        long_a, long_b = "S" * 200 + "alice-secret", "S" * 200 + "mallory"  # one prefix: they were cut to it
+        for name in ("alpha", "beta", "alpha", long_a, long_b):
             async with (
                 httpx2.AsyncClient(headers={"X-Skillbank-Session": name}) as http,
                 mcp.Client(streamable_http_client(url, http_client=http)) as client,
@@ -64,7 +65,7 @@ async def test_stateless_http_requests_share_a_trajectory_only_through_the_sessi
             await plain_a.call_tool("echo", {"text": "no header"})
             await plain_b.call_tool("echo", {"text": "no header"})
     by_texts = sorted(_texts(store, t) for t in store.list())
-    assert by_texts == [["alpha", "alpha"], ["beta"], ["no header"], ["no header"]]
+    assert by_texts == sorted([["alpha", "alpha"], ["beta"], ["no header"], ["no header"], [long_a], [long_b]])
     # Nothing can continue a trajectory of one stateless request: it is closed when the request ends.
     assert [t.status for t in store.list() if _texts(store, t) == ["no header"]] == ["closed", "closed"]
 

@@ -96,3 +96,39 @@ async def test_a_step_over_the_size_limit_later_in_a_session_leaves_its_trajecto
         assert refused.is_error
         assert [t.trajectory_id for t in store.list()] == [tid]
         assert [s.content for s in store.get(tid).steps] == ["one"]
+
+
+@pytest.mark.parametrize(("field", "levels"), [("args", 101), ("result", 200)])
+async def test_a_step_nested_too_deeply_is_refused_naming_it_and_nothing_is_stored(
+    env, field: str, levels: int
+) -> None:
+    """Stateless HTTP reads bodies ~1,000 levels deep: such a step failed in the store (or the redaction's
+    recursion) as an internal error."""
+    _, store, server = env
+    deep: object = 1
+    for _ in range(levels - 1):
+        deep = [deep]
+    value = {"x": deep} if field == "args" else [deep]
+    async with mcp.Client(server) as client:
+        ok = await client.call_tool("record_trajectory", {"steps": [{"kind": "action", "content": "a"}]})
+        result = await client.call_tool(
+            "record_trajectory", {"steps": [{"kind": "action", "content": "b"}, {"kind": "action", field: value}]}
+        )
+    assert result.is_error
+    assert f"steps[1].{field} is nested more than 100 levels deep" in result.content[0].text
+    assert "internal error" not in result.content[0].text
+    [traj] = store.list()
+    assert traj.trajectory_id == ok.structured_content["trajectory_id"]
+    assert [s.content for s in store.get(traj.trajectory_id).steps] == ["a"]
+
+
+async def test_a_step_nested_as_deep_as_allowed_is_stored(env) -> None:
+    _, store, server = env
+    deep: object = 1
+    for _ in range(99):
+        deep = [deep]
+    async with mcp.Client(server) as client:
+        result = await client.call_tool("record_trajectory", {"steps": [{"kind": "action", "args": {"x": deep}}]})
+    assert not result.is_error, result.content
+    [traj] = store.list()
+    assert store.get(traj.trajectory_id).steps[0].args == {"x": deep}

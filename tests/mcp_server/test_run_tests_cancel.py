@@ -116,7 +116,10 @@ def test_a_client_that_disconnects_during_a_run_gets_the_suite_killed_and_the_se
     assert server.wait_gone(5) == []
     (trajectory,) = _trajectories(server.home)
     assert trajectory.status == "closed"
-    assert [(s.tool, s.ok) for s in trajectory.steps if s.kind == "tool_call"] == [("run_tests", False)]
+    [step] = [s for s in trajectory.steps if s.kind == "tool_call"]
+    assert (step.tool, step.ok) == ("run_tests", False)
+    assert "cancelled: the client cancelled the call or went away" in step.content
+    assert "Task" not in step.content  # not the cancel scope's text, which names the server's tasks and files
 
 
 def test_a_cancelled_run_is_killed_and_the_server_goes_on_answering(server: Server) -> None:
