@@ -54,6 +54,7 @@ _TOTALS_RE = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|d
 _CRASH_LINE_RE = re.compile(r"^\S.*:\d+: (\w[\w.]*)$")
 _PHASE_RE = re.compile(r'^failed on (?:setup|teardown|call) with "(.*)"$')
 _TEARDOWN_PREFIX = "failed on teardown with "
+_SETUP_PREFIX = "failed on setup with "
 #: `XFAIL at teardown of ID`: an xfail-marked test's setup or teardown raised (pytest counts it as an xfail).
 _XFAIL_PHASE_RE = re.compile(r"^at (setup|teardown) of (\S.*)$")
 _COLLECTION_PREFIX = "collection failed: "
@@ -219,6 +220,9 @@ def merge_reports(junit: ParsedReport, summary: ParsedReport) -> ParsedReport:
     xfail only; the summary's `XPASS` line (and `XFAIL at teardown of`) say which it was. It also writes a subtest's
     skip (unittest's `subTest`, pytest's `subtests`) into its test's case, as if the test was skipped: the summary's
     `PASSED` line says the test ran. A failed subtest fails its test (as unittest reports it), whatever that line says.
+    A test pytest reports failed without a phase (an xdist worker that crashed running it: `FAILED id - worker 'gw0'
+    crashed`) is written by junit as an error `failed on setup`: the summary's `FAILED` line, with no `ERROR` line,
+    makes it the failure it was.
     """
     if not junit.found:
         return summary
@@ -236,6 +240,12 @@ def merge_reports(junit: ParsedReport, summary: ParsedReport) -> ParsedReport:
                 found = ["passed", *found[1:]]  # a subtest skipped (`SUBSKIPPED`); the test itself ran and passed
             elif told[0] == "xpassed" and found[0] == "xfailed" and len(told) > len(found):
                 found = told
+            elif told == ["failed"] and found == ["error"] and (case.message or "").startswith(_SETUP_PREFIX):
+                found = ["failed"]  # a crash pytest reports with no phase (an xdist worker died): junit says setup
+                head, _, rest = (case.message or "").partition("\n")
+                wrapped = _PHASE_RE.match(head)
+                if wrapped:
+                    case = case.model_copy(update={"message": wrapped.group(1) + (f"\n{rest}" if rest else "")})
             case = case.model_copy(update={"id": known.id, "outcome": _worst(found)})
         if len(found) > 1:
             outcomes[case.id] = found

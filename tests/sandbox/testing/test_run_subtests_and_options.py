@@ -205,3 +205,35 @@ def test_a_test_that_calls_pytest_exit_with_returncode_0_does_not_make_the_run_p
     assert result.status == "error"
     assert result.reward.value < 1
     assert any("pytest.exit() stopped the run early ('giving up early'" in w for w in result.warnings)
+
+
+def test_a_test_that_crashes_an_xdist_worker_is_a_failure_as_pytest_counts_it(
+    make_workspace, runner_config: RunnerConfig
+) -> None:
+    """junit writes the crash as an error `failed on setup`; pytest's own line and totals say FAILED."""
+    pytest.importorskip("xdist")
+    ws = make_workspace(
+        {
+            "pytest.ini": "[pytest]\naddopts = -n 2\n",
+            "tests/test_a.py": """
+                import os
+
+                def test_ok():
+                    pass
+
+                def test_crash():
+                    os._exit(1)
+
+                def test_fail():
+                    assert 0
+            """,
+        }
+    )
+
+    result = local(ws, runner_config)
+
+    assert (result.status, result.passed, result.failed, result.errors) == ("failed", 1, 2, 0)
+    [crash] = [t for t in result.tests if t.id == "tests/test_a.py::test_crash"]
+    assert crash.outcome == "failed"
+    assert (crash.message or "").startswith("worker 'gw")
+    assert "failed on setup" not in (crash.message or "")
