@@ -2,11 +2,12 @@
 
 The container has no network, memory/CPU/pids limits, a read-only root, all capabilities dropped, and runs as the
 host user; the workspace is bind-mounted read-write at its own path, the host's interpreter dirs read-only (see
-`sandbox.exec.image`). Each command runs under `timeout -s KILL` inside the container and the host kills the container
-as well if it overruns. After a timeout, or when a command leaves processes behind, the container is removed and the
-next run starts a fresh one; otherwise it stays warm and is reused. An idle container exits by itself after
-`idle_minutes`. The `hidden` paths (the skillbank data dir) are never mounted; where one lies inside a mount (a
-data dir inside the workspace) an empty read-only tmpfs covers it.
+`sandbox.exec.image`). Each command runs under `timeout -s INT -k <interrupt_grace_s>` inside the container (at its
+timeout it is interrupted as by Ctrl-C, so pytest writes its report of the tests that finished, and killed if it has
+not ended soon after), and the host kills the container as well if it overruns. After a timeout, or when a command
+leaves processes behind, the container is removed and the next run starts a fresh one; otherwise it stays warm and
+is reused. An idle container exits by itself after `idle_minutes`. The `hidden` paths (the skillbank data dir) are
+never mounted; where one lies inside a mount (a data dir inside the workspace) an empty read-only tmpfs covers it.
 """
 
 from __future__ import annotations
@@ -69,7 +70,9 @@ class DockerConfig(BaseModel):
     idle_minutes: int = Field(default=30, ge=1)
     """A warm container with no run for this long exits."""
     kill_grace_s: float = Field(default=5.0, gt=0)
-    """The host kills the container this long after the in-container timeout should have fired."""
+    """The host kills the container this long after the in-container kill should have fired."""
+    interrupt_grace_s: float = Field(default=3.0, ge=0)
+    """At the timeout the command gets SIGINT, and SIGKILL this long after (0: SIGKILL at once)."""
     state_dir: Path | None = None
     """Host dir for the containers' scratch dirs; default `<tmp>/skillbank-<uid>-docker`."""
 
@@ -248,7 +251,9 @@ class DockerSandbox:
                 return self.run(command, cwd=cwd, timeout=timeout, env=env, scratch=fresh, cancel=cancel)
         import docker
 
-        argv = ["timeout", "-s", "KILL", f"{timeout:g}", *command]
+        grace = self.config.interrupt_grace_s
+        stop = ["-s", "INT", "-k", f"{grace:g}"] if grace else ["-s", "KILL"]
+        argv = ["timeout", *stop, f"{timeout:g}", *command]
         environment = [f"{k}={v}" for k, v in self.exec_env(env, scratch).items()]
         for attempt in range(2):
             container = self._container or self.container()
@@ -276,7 +281,8 @@ class DockerSandbox:
         start = time.monotonic()
         reader = threading.Thread(target=self._read, args=(exec_id, out, err, done), daemon=True)
         reader.start()
-        host_killed = not _wait_done(done, start + timeout + self.config.kill_grace_s, cancel)
+        overrun = timeout + self.config.interrupt_grace_s + self.config.kill_grace_s
+        host_killed = not _wait_done(done, start + overrun, cancel)
         cancelled = host_killed and cancel is not None and cancel.is_set()
         if host_killed:
             self.discard()  # the container and every process in it: the command cannot outlive the call
@@ -285,7 +291,8 @@ class DockerSandbox:
         exit_code: int | None = None
         with contextlib.suppress(docker.errors.APIError):
             exit_code = self.client.api.exec_inspect(exec_id).get("ExitCode")
-        timed_out = not cancelled and (host_killed or (exit_code == 137 and duration >= timeout))
+        # `timeout` exits 124 when it interrupted the command, 137 when it had to kill it
+        timed_out = not cancelled and (host_killed or (exit_code in (124, 137) and duration >= timeout))
         leftovers = False
         if timed_out or cancelled:
             self.discard()

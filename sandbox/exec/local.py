@@ -80,6 +80,9 @@ class LocalConfig(BaseModel):
     """More host variables to pass to commands (names that look secret are dropped anyway)."""
     kill_grace_s: float = Field(default=3.0, gt=0)
     """After a kill, how long to wait for the processes to go and the pipes to close."""
+    interrupt_grace_s: float = Field(default=3.0, ge=0)
+    """At the timeout, the command is interrupted first (SIGINT, as Ctrl-C: pytest writes its report of the tests
+    that finished) and killed this long after if it has not ended; 0 kills at once."""
     scratch_dir: Path | None = None
     """Host dir for the scratch dirs (HOME, TMPDIR, the junit report); default `<tmp>/skillbank-<uid>-local`."""
 
@@ -198,6 +201,11 @@ class LocalSandbox:
             os.close(report_write)
         try:
             stopped = pump_process(proc, out, err, deadline=start + timeout, cancel=cancel)
+            if stopped and not (cancel is not None and cancel.is_set()) and self.config.interrupt_grace_s:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGUSR1)  # the shim interrupts the tree: a report of what finished
+                grace = time.monotonic() + self.config.interrupt_grace_s
+                pump_process(proc, out, err, deadline=grace, cancel=cancel)
         finally:
             leftovers = self._kill_everything(proc, group, report_read)
             proc.wait()

@@ -9,8 +9,10 @@ is really left counts: not a process already exiting (a zombie, `PF_EXITING`), n
 `GRACE_S` (a multiprocessing forkserver at EOF), and not bubblewrap's pid-namespace init, reparented here when
 the outer bwrap exits first, unless it still waits for a process of the tests (a daemon in the sandbox). It is
 not dumpable (a same-uid test cannot open its `/proc/PID/fd` or ptrace it), and it reports on a pipe that the
-command does not inherit. A SIGTERM (the server's timeout or cancel, or the server's death through
-`PR_SET_PDEATHSIG`) makes it kill the tree at once. A test can still SIGKILL the shim: the server then sees no
+command does not inherit. A SIGUSR1 (the server's timeout) makes it send SIGINT to every process of the tree but
+bubblewrap's, as Ctrl-C would: pytest then writes its report of the tests that finished and shows where it was
+stopped. A SIGTERM (after that, a cancel, or the server's death through `PR_SET_PDEATHSIG`) makes it kill the tree
+at once. A test can still SIGKILL the shim: the server then sees no
 report and warns, since without a cgroup nothing else finds processes that left the process group.
 """
 
@@ -121,11 +123,23 @@ def finish(code, leftovers):
         pass
     os._exit(code)
 
+def interrupt(*_):  # SIGUSR1 (the server's timeout): Ctrl-C for the tree, bubblewrap's own processes left out
+    todo = [me]
+    while todo:
+        for kid in children(todo.pop()):
+            todo.append(kid)
+            if stat_of(kid)[0] != "bwrap":
+                try:
+                    os.kill(kid, signal.SIGINT)
+                except OSError:
+                    pass
+
 signal.signal(signal.SIGTERM, lambda *_: finish(137, kill_tree(0)))
+signal.signal(signal.SIGUSR1, interrupt)
 pid = os.fork()
 if pid == 0:
     try:
-        for sig in ("SIGTERM", "SIGPIPE", "SIGXFSZ"):
+        for sig in ("SIGTERM", "SIGUSR1", "SIGPIPE", "SIGXFSZ"):
             if hasattr(signal, sig):
                 signal.signal(getattr(signal, sig), signal.SIG_DFL)
         prctl(1, signal.SIGKILL)

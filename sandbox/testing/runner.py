@@ -82,7 +82,7 @@ def run_tests(
         sandbox.close()
     report = merge_reports(junit, parse_summary(run.stdout, config.message_chars))
     report.problem = junit.problem
-    return _assemble(run, report, junit.found, command is not None, shown, name, warnings, syntax, config)
+    return _assemble(run, report, junit.found, command is not None, shown, name, warnings, syntax, config, ws)
 
 
 def failure_queries(result: TestRunResult, limit: int = 5) -> list[str]:
@@ -162,9 +162,10 @@ def _assemble(
     sandbox_warnings: list[str],
     syntax: SyntaxReport,
     config: RunnerConfig,
+    root: Path | None = None,
 ) -> TestRunResult:
     counts = count_outcomes(report, None if junit_found else summary_totals(run.stdout))
-    status, warnings = decide_status(run, report, counts, junit_found=junit_found, command_mode=command_mode)
+    status, warnings = decide_status(run, report, counts, junit_found=junit_found, command_mode=command_mode, root=root)
     tests, omitted = order_tests(report.tests, config.max_tests)
     tail, tail_truncated = output_tail(run, config.output_tail_chars)
     if run.truncated:

@@ -16,8 +16,10 @@ error; anything else failed.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
+from pathlib import Path
 
 from sandbox.exec.base import ExecResult, describe_exit
 from sandbox.testing.models import OUTCOME_ORDER, RunStatus, TestCase
@@ -35,6 +37,8 @@ _COUNT_FIELDS = {
 
 _CONFTEST_RE = re.compile(r"^ImportError while loading conftest '([^'\n]*)'\.$", re.MULTILINE)
 _E_LINE_RE = re.compile(r"^E {3}([^\n]*)$", re.MULTILINE)
+#: Where pytest was when it was interrupted (the timeout's SIGINT): `path/test_x.py:12: KeyboardInterrupt`.
+_INTERRUPTED_AT_RE = re.compile(r"^(\S[^\n]*?:\d+): KeyboardInterrupt$", re.MULTILINE)
 #: What pytest prints when a test or a hook calls `pytest.exit(reason, returncode=...)` during the run.
 _EXIT_CALLED_RE = re.compile(r"^!{3,} _pytest\.outcomes\.Exit: (.*?) !{3,}$", re.MULTILINE)
 
@@ -77,13 +81,19 @@ def per_test_counts(report: ParsedReport, counts: dict[str, int]) -> dict[str, i
 
 
 def decide_status(
-    run: ExecResult, report: ParsedReport, counts: dict[str, int], *, junit_found: bool, command_mode: bool
+    run: ExecResult,
+    report: ParsedReport,
+    counts: dict[str, int],
+    *,
+    junit_found: bool,
+    command_mode: bool,
+    root: Path | None = None,
 ) -> tuple[RunStatus, list[str]]:
     """The status of the run and the warnings that explain an `error` (see the module docstring)."""
     code = run.exit_code
     killed = describe_exit(code)
     if run.timed_out:
-        return "timeout", []
+        return "timeout", [_timeout_note(run, counts, command_mode, root)]
     if command_mode:
         if code == 0:
             return "passed", []
@@ -114,6 +124,22 @@ def decide_status(
             return "failed", []
         return "error", ["pytest exited 1 but the report shows no failure (output spoofing?); result not trusted"]
     return "error", [f"pytest exit {code}: {killed or _EXIT_MEANING.get(code or 0, 'unexpected exit status')}"]
+
+
+def _timeout_note(run: ExecResult, counts: dict[str, int], command_mode: bool, root: Path | None) -> str:
+    """What a timed-out run got done: interrupted at the timeout (as Ctrl-C), pytest lists the tests that finished
+    and prints where it was stopped (`path:line: KeyboardInterrupt`), in the test that hangs or is slow."""
+    head = f"the run timed out after {run.duration_s:g} s"
+    where = _INTERRUPTED_AT_RE.findall(run.stdout) or _INTERRUPTED_AT_RE.findall(run.stderr)
+    if where:
+        place = where[-1]
+        prefix = os.path.join(str(root), "") if root is not None else None
+        place = place.removeprefix(prefix) if prefix else place  # relative to the workspace, as test ids are
+        head += f"; it was stopped at {place} (a test there hangs or is too slow for timeout_s)"
+    if command_mode:
+        return head
+    done = counts.get("total", 0)
+    return head + (f"; the {done} test(s) that finished are listed" if done else "; no test had finished")
 
 
 def _conftest_failure(run: ExecResult) -> str | None:

@@ -68,6 +68,45 @@ def test_infinite_loop_times_out_and_leaves_no_process(
     assert_next_run_works(ws, backend_setup)
 
 
+def test_a_timed_out_run_lists_the_tests_that_finished_and_names_where_it_hung(
+    make_workspace, backend_setup: Setup, live_processes: Callable[[str], list[str]]
+) -> None:
+    fault = (
+        "import time\n\ndef test_a():\n    pass\n\ndef test_b():\n    assert 1 == 2\n\n"
+        "def test_hang():\n    time.sleep(120)\n\ndef test_after():\n    pass\n"
+    )
+    ws, result = fault_run(make_workspace, backend_setup, fault, timeout_s=4)
+    assert result.status == "timeout"
+    assert result.exit_code is None
+    assert {(t.id, t.outcome) for t in result.tests} == {
+        ("tests/test_fault.py::test_a", "passed"),
+        ("tests/test_fault.py::test_b", "failed"),
+    }
+    assert "assert 1 == 2" in (result.tests[0].message or "")
+    [note] = [w for w in result.warnings if w.startswith("the run timed out")]
+    assert "stopped at tests/test_fault.py:10 (a test there hangs" in note
+    assert "the 2 test(s) that finished are listed" in note
+    assert result.reward.value == 0.0
+    assert live_processes(str(ws)) == []
+    assert_next_run_works(ws, backend_setup)
+
+
+def test_a_test_that_ignores_the_interrupt_is_killed_after_the_grace(
+    make_workspace, backend_setup: Setup, live_processes: Callable[[str], list[str]]
+) -> None:
+    fault = (
+        "import signal, time\n\ndef test_stubborn():\n    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "    while True:\n        time.sleep(0.01)\n"
+    )
+    ws, result = fault_run(make_workspace, backend_setup, fault, timeout_s=2)
+    assert result.status == "timeout"
+    assert result.tests == []
+    assert 2 <= result.duration_s < 15
+    assert any("no test had finished" in w for w in result.warnings)
+    assert live_processes(str(ws)) == []
+    assert_next_run_works(ws, backend_setup)
+
+
 def test_ten_gigabyte_allocation_is_stopped_inside_the_sandbox(make_workspace, backend_setup: Setup) -> None:
     backend, config, containers = backend_setup
     config = config.model_copy(update={"docker": config.docker.model_copy(update={"memory_mb": 256})})
