@@ -53,6 +53,11 @@ _SUMMARY_OUTCOME: dict[str, Outcome] = {
 _TOTALS_RE = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b")
 _CRASH_LINE_RE = re.compile(r"^\S.*:\d+: (\w[\w.]*)$")
 _PHASE_RE = re.compile(r'^failed on (?:setup|teardown|call) with "(.*)"$')
+#: The same wrapper around a first line that goes on below it (a fixture error's `file path, line N`).
+_PHASE_OPEN_RE = re.compile(r'^failed on (?:setup|teardown|call) with "(.*)$')
+_FILE_LINE_RE = re.compile(r"^file .+, line \d+$")
+#: A traceback's exception line: `KeyError: 'k'`, `pkg.errors.BadThing: ...`, `StopIteration`.
+_EXCEPTION_RE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Iteration|Warning)\b(?::.*)?$")
 _TEARDOWN_PREFIX = "failed on teardown with "
 _SETUP_PREFIX = "failed on setup with "
 #: `XFAIL at teardown of ID`: an xfail-marked test's setup or teardown raised (pytest counts it as an xfail).
@@ -329,16 +334,48 @@ def exception_line(case: TestCase) -> str | None:
     if not lines:
         return None
     head = lines[0].removeprefix(_COLLECTION_PREFIX)
-    wrapped = _PHASE_RE.match(head)
+    wrapped = _PHASE_RE.match(head) or _PHASE_OPEN_RE.match(head)
     if wrapped:
         head = wrapped.group(1)
     crash = next((m.group(1) for line in reversed(lines) if (m := _CRASH_LINE_RE.match(line))), None)
+    told = _told_inside(head, lines, crash)
+    if told is not None:
+        return told[:300]
     if crash:
         short = crash.rsplit(".", 1)[-1]
         named = head.split(":", 1)[0]  # pytest qualifies a class of the test's own module: `test_m.MyError: ...`
         if not (head.startswith((short, crash)) or named.endswith(f".{short}")):
             head = f"{short}: {head}"
     return head[:300]
+
+
+def _told_inside(head: str, lines: list[str], crash: str | None) -> str | None:
+    """The line that says what went wrong when the message's first line does not: a fixture error's `E` line
+    (its head is `file path, line N`), a doctest's exception or its expected and actual output (its head is the
+    example's number)."""
+    if _FILE_LINE_RE.match(head):
+        error = next((line[1:].strip() for line in lines if line.startswith("E ")), None)
+        if error:
+            return error
+    if crash == "UnexpectedException":
+        raised = [line for line in lines if _EXCEPTION_RE.match(line) and not line.startswith("UNEXPECTED")]
+        if raised:
+            return raised[-1]
+    if crash == "DocTestFailure":
+        source = next((line for line in lines if ">>>" in line), "")
+        source = source[source.index(">>>") :] if source else ""
+        expected = _after(lines, "Expected:")
+        got = _after(lines, "Got:") or ("nothing" if any(line == "Got nothing" for line in lines) else "")
+        return f"DocTestFailure: {source} expected {expected} got {got}".replace("  ", " ")
+    return None
+
+
+def _after(lines: list[str], label: str) -> str:
+    """The (stripped) line after the one that is `label`."""
+    for index, line in enumerate(lines[:-1]):
+        if line == label:
+            return lines[index + 1]
+    return ""
 
 
 def _message(message: str, text: str, limit: int) -> str:

@@ -184,6 +184,22 @@ def test_node_id_survives_the_junit_round_trip(node_id: str) -> None:
             "test_msg.MyDomainError: order 42",
         ),
         ("boom: it broke\n\nsrc/m.py:9: MyError", "MyError: boom: it broke"),  # a message that is not the type
+        # A missing fixture: the head is where, the `E` line is what.
+        (
+            'failed on setup with "file /w/tests/test_fx.py, line 1\n  def test_uses(nothere):\n'
+            "E       fixture 'nothere' not found\n>       available fixtures: cache, capfd",
+            "fixture 'nothere' not found",
+        ),
+        # Doctests: the head is the example's number.
+        (
+            "002 \n003     >>> demo()\nExpected:\n    2\nGot:\n    1\n\n/w/mod.py:3: DocTestFailure",
+            "DocTestFailure: >>> demo() expected 2 got 1",
+        ),
+        (
+            "002 \n003     >>> {}[\"k\"]\nUNEXPECTED EXCEPTION: KeyError('k')\nTraceback (most recent call last):\n"
+            "  File \"<doctest mod.demo[0]>\", line 1, in <module>\nKeyError: 'k'\n/w/mod.py:3: UnexpectedException",
+            "KeyError: 'k'",
+        ),
     ],
 )
 def test_exception_line_names_the_exception_type_and_message(message: str, expected: str) -> None:
