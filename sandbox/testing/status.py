@@ -37,6 +37,8 @@ _COUNT_FIELDS = {
 
 _CONFTEST_RE = re.compile(r"^ImportError while loading conftest '([^'\n]*)'\.$", re.MULTILINE)
 _E_LINE_RE = re.compile(r"^E {3}([^\n]*)$", re.MULTILINE)
+#: pytest's line for a requested node id that matches no test (exit 4): `ERROR: not found: /ws/tests/t.py::nope`.
+_NOT_FOUND_RE = re.compile(r"^ERROR: not found: (\S[^\n]*?)\s*$", re.MULTILINE)
 #: Where pytest was when it was interrupted (the timeout's SIGINT): `path/test_x.py:12: KeyboardInterrupt`.
 _INTERRUPTED_AT_RE = re.compile(r"^(\S[^\n]*?:\d+): KeyboardInterrupt$", re.MULTILINE)
 #: What pytest prints when a test or a hook calls `pytest.exit(reason, returncode=...)` during the run.
@@ -103,6 +105,14 @@ def decide_status(
     bad = counts["failed"] + counts["errors"]
     if code == 5:
         return "no_tests", []
+    missing = _NOT_FOUND_RE.findall(run.stdout) or _NOT_FOUND_RE.findall(run.stderr)
+    if code == 4 and missing:
+        prefix = os.path.join(str(root), "") if root is not None else ""
+        named = ", ".join(dict.fromkeys(m.removeprefix(prefix) if prefix else m for m in missing))
+        return "error", [
+            f"pytest exit 4: no test matches {named[:500]} (the file is there, the name in it is not); check the "
+            "names: run the whole file, or list its tests with `command='python -m pytest --collect-only -q'`"
+        ]
     if not junit_found:
         if report.problem:
             return "error", [f"{report.problem}; the result is not trusted"]

@@ -237,3 +237,13 @@ def test_a_test_that_crashes_an_xdist_worker_is_a_failure_as_pytest_counts_it(
     assert crash.outcome == "failed"
     assert (crash.message or "").startswith("worker 'gw")
     assert "failed on setup" not in (crash.message or "")
+
+
+def test_a_test_name_that_matches_nothing_is_named_in_the_warning(make_workspace, runner_config: RunnerConfig) -> None:
+    ws = make_workspace({"tests/test_a.py": "def test_a():\n    pass\n"})
+
+    result = local(ws, runner_config, tests=["tests/test_a.py::test_nope", "tests/test_a.py::test_a"])
+
+    assert result.status == "error"
+    [warning] = result.warnings
+    assert warning.startswith("pytest exit 4: no test matches tests/test_a.py::test_nope (the file is there")
