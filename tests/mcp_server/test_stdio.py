@@ -174,15 +174,15 @@ def _line_within(stream: IO[bytes], seconds: float) -> bytes:
     return stream.readline()
 
 
-def test_a_real_server_answers_a_call_whose_arguments_hold_a_lone_surrogate(tmp_path: Path) -> None:
-    """Raw lines: the SDK's own client cannot even send one (it refuses to encode the surrogate)."""
+HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+
+
+def _raw_session(tmp_path: Path, lines: list[str], answers: int) -> list[dict]:
+    """A real `serve` over stdio: the handshake, then `lines` as written; its first `answers` replies."""
     env = {**os.environ, "SKILLBANK_HOME": str(tmp_path / "home"), "SKILLBANK_EMBEDDER": "hash"}
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
-    lines = [
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
+    handshake = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO}),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "search_skills", '
-        '"arguments": {"query": "KeyError \\ud800 qty"}}}',
     ]
     with subprocess.Popen(
         [sys.executable, "-m", "mcp_server", "serve", "--workspace", str(tmp_path)], env=env,
@@ -191,11 +191,20 @@ def test_a_real_server_answers_a_call_whose_arguments_hold_a_lone_surrogate(tmp_
         assert server.stdin is not None
         assert server.stdout is not None
         try:
-            server.stdin.write("".join(line + "\n" for line in lines).encode())
+            server.stdin.write("".join(line + "\n" for line in [*handshake, *lines]).encode())
             server.stdin.flush()
-            answers = [json.loads(_line_within(server.stdout, 30)) for _ in range(2)]  # initialize's, the call's
+            return [json.loads(_line_within(server.stdout, 30)) for _ in range(answers)]
         finally:
             server.kill()
+
+
+def test_a_real_server_answers_a_call_whose_arguments_hold_a_lone_surrogate(tmp_path: Path) -> None:
+    """Raw lines: the SDK's own client cannot even send one (it refuses to encode the surrogate)."""
+    call = (
+        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "search_skills", '
+        '"arguments": {"query": "KeyError \\ud800 qty"}}}'
+    )
+    answers = _raw_session(tmp_path, [call], 2)  # initialize's, the call's
     call = answers[1]
     assert call["id"] == 7
     assert call["result"]["isError"] is False
@@ -255,34 +264,19 @@ def test_a_message_within_the_sdk_s_depth_is_read_as_the_sdk_reads_it() -> None:
 
 def test_a_real_server_answers_unreadable_lines_and_goes_on_serving(tmp_path: Path) -> None:
     """Each was answered by nothing before (the SDK only logs a line it cannot read): its client waited forever."""
-    env = {**os.environ, "SKILLBANK_HOME": str(tmp_path / "home"), "SKILLBANK_EMBEDDER": "hash"}
-    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
     step = {"kind": "tool_call", "content": "deep", "args": {"x": "DEEP"}}
     deep_call = json.dumps(
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
          "params": {"name": "record_trajectory", "arguments": {"steps": [step]}}}
     )  # fmt: skip
     lines = [
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         deep_call.replace('"DEEP"', _deep(600)),
         '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": 5}',
         '{"jsonrpc": "2.0", "id": 4, "method": "tools/ca',
         deep_call.replace('"DEEP"', _deep(90)).replace('"id": 2', '"id": 5'),
         json.dumps({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
     ]
-    with subprocess.Popen(
-        [sys.executable, "-m", "mcp_server", "serve", "--workspace", str(tmp_path)], env=env,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-    ) as server:  # fmt: skip
-        assert server.stdin is not None
-        assert server.stdout is not None
-        try:
-            server.stdin.write("".join(line + "\n" for line in lines).encode())
-            server.stdin.flush()
-            answers = {a["id"]: a for a in (json.loads(_line_within(server.stdout, 30)) for _ in range(6))}
-        finally:
-            server.kill()
+    answers = {a["id"]: a for a in _raw_session(tmp_path, lines, 6)}
     assert answers[2]["error"]["code"] == -32600
     assert answers[3]["error"]["code"] == -32602
     assert answers[4]["error"]["code"] == -32700
