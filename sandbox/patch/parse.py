@@ -49,7 +49,8 @@ def iter_patch(text: str) -> Iterator[FilePatch]:
         if not sections:
             raise MalformedPatch(None, "the patch contains no file changes", _NO_CHANGES)
         return iter(sections)
-    if BEGIN in text and any(line.strip() == BEGIN for line in lines):
+    # an envelope's marker starts its line: a diff's context line ` *** Begin Patch` (a file about the format) is not
+    if BEGIN in text and any(line.rstrip() == BEGIN for line in lines):
         raise MalformedPatch(
             None,
             f"there is text before `{BEGIN}`",

@@ -82,3 +82,21 @@ def test_what_stays_malformed_is_refused_and_nothing_is_written(tmp_path: Path, 
         apply_patch(tmp_path, patch)
     assert (tmp_path / "a.txt").read_text() == "one\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+
+
+@pytest.mark.parametrize(
+    "context",
+    [" *** Begin Patch", "   *** Begin Patch", " *** Begin Patch\n *** End Patch"],
+    ids=["flush", "indented", "both"],
+)
+def test_a_unified_diff_whose_context_shows_the_envelope_markers_is_a_unified_diff(
+    tmp_path: Path, context: str
+) -> None:
+    """A file that documents the Codex format (skillbank's own docs) holds `*** Begin Patch` lines: a diff of it
+    has them as context lines, and was refused as 'text before `*** Begin Patch`'."""
+    lines = [line[1:] for line in context.split("\n")]
+    (tmp_path / "f.md").write_text("\n".join(["a", *lines, "b", "c"]) + "\n")
+    n = len(lines) + 3
+    patch = f"--- a/f.md\n+++ b/f.md\n@@ -1,{n} +1,{n} @@\n a\n{context}\n b\n-c\n+C\n"
+    apply_patch(tmp_path, patch)
+    assert (tmp_path / "f.md").read_text() == "\n".join(["a", *lines, "b", "C"]) + "\n"
