@@ -96,11 +96,17 @@ def git_header_names(rest: str, line: int) -> tuple[str, str] | None:
         tail = tail.lstrip(" ")
         second = unquote_c(tail, line)[0] if tail.startswith('"') else tail
         return first, second
-    if rest.endswith('"'):
-        start = rest.rfind(' "')
-        if start < 0:
-            return None
-        return rest[:start], unquote_c(rest[start + 1 :], line)[0]
+    if rest.endswith('"'):  # the quoted name is the one that closes exactly at the end (it may hold ` "` itself)
+        start = rest.find(' "')
+        while start >= 0:
+            try:
+                name, tail = unquote_c(rest[start + 1 :], line)
+            except MalformedPatch:
+                name, tail = "", "?"
+            if not tail:
+                return rest[:start], name
+            start = rest.find(' "', start + 1)
+        return None
     spaces = [i for i, ch in enumerate(rest) if ch == " "]
     for i in spaces:  # same name on both sides: `a/NAME b/NAME`
         left, right = rest[:i], rest[i + 1 :]

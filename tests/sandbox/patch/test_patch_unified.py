@@ -192,6 +192,22 @@ def test_quoted_git_paths_with_spaces_and_unicode_apply(repo: Path, git_diff: Gi
     assert hash_tree(repo) == expected
 
 
+@pytest.mark.parametrize("name", ['q"x ', "café ", 'say "hi" now'])
+def test_a_rename_to_a_quoted_name_holding_a_space_before_its_closing_quote_applies(
+    repo: Path, git_diff: GitDiff, hash_tree: HashTree, name: str
+):
+    """`diff --git a/f "b/q\\"x "`: the quoted name holds ` "` itself, and was cut there ('no closing quote')."""
+    (repo / "f").write_text("x\n")
+
+    def change() -> None:
+        (repo / "f").rename(repo / name)
+
+    diff, expected = git_diff(repo, change, "-M")
+    assert '"b/' in diff
+    apply_patch(repo, diff)
+    assert hash_tree(repo) == expected
+
+
 def test_git_copy_creates_the_target_from_the_source(repo: Path, git_diff: GitDiff, hash_tree: HashTree):
     body = "".join(f"r{i}\n" for i in range(20))
     (repo / "src.txt").write_text(body)
