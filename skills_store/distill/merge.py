@@ -90,10 +90,17 @@ def combine(first: Skill, second: Skill, *, config: MergeConfig | None = None, m
     """One skill out of two copies of a lesson. It keeps `first`'s id (the stored copy); see the module doc."""
     config = config or MergeConfig()
     keep, other = (first, second) if support(first) >= support(second) else (second, first)
+    # A reviewed (active) lesson and an unreviewed copy: the text served stays the reviewed one, word for word (no
+    # examples, alternatives or LLM rewrite from the candidate); the candidate adds its evidence only.
+    guarded = first.status != second.status
+    if guarded:
+        keep, other = (first, second) if first.status == "active" else (second, first)
     one_rule = bool(lesson.same_rule(first, second))
-    texts = merger(keep, other) if merger is not None else None
+    texts = merger(keep, other) if merger is not None and not guarded else None
     if texts is not None:
         title, strategy = texts
+    elif guarded:
+        title, strategy = keep.title, keep.strategy
     elif one_rule:
         title = keep.title
         strategy = lesson.with_examples(keep.strategy, lesson.examples_of(other.strategy))
@@ -123,7 +130,7 @@ def combine(first: Skill, second: Skill, *, config: MergeConfig | None = None, m
             "created_at": min(first.created_at, second.created_at),
             "updated_at": utcnow(),
             "repo": first.repo if first.repo == second.repo else None,
-            "rule": keep.rule or other.rule,
+            "rule": keep.rule if guarded else keep.rule or other.rule,
             # A reviewed lesson stays served when an unreviewed copy of it merges in (and vice versa).
             "status": "active" if "active" in (first.status, second.status) else "candidate",
         }
@@ -242,6 +249,8 @@ def dedupe_bank(
         if other is None or other.skill_id in gone:
             continue
         keep, drop = (skill, other) if support(skill) >= support(other) else (other, skill)
+        if skill.status != other.status:  # the reviewed copy survives, under its own id and text
+            keep, drop = (skill, other) if skill.status == "active" else (other, skill)
         report.merged.append((drop.skill_id, keep.skill_id))
         gone.add(drop.skill_id)
         if apply:
