@@ -104,6 +104,19 @@ def refuse_store_path(out: Path, home: Path, option: str = "--out") -> None:
                 fail(f"{option} {out} is {path} of the data dir under another name; write it elsewhere")
 
 
+def refuse_archive_path(archive: Path | None, home: Path) -> None:
+    """Exit 2 when an `--archive` file would be one of the store's files: inside the data dir outside its `archive/`
+    folder (where the default archives go), or a store file under another name."""
+    if archive is None:
+        return
+    try:
+        inside = archive.resolve().is_relative_to((home / "archive").resolve())
+    except (OSError, RuntimeError):
+        inside = False
+    if not inside:
+        refuse_store_path(archive, home, "--archive")
+
+
 def reader_gone() -> NoReturn:
     """stdout's reader closed the pipe (`skillbank ... | head`): stop writing and exit without a word.
 

@@ -27,6 +27,7 @@ from mcp_server.cli.common import (
     load_settings,
     open_bank_cli,
     open_catalog,
+    refuse_archive_path,
 )
 
 console = Console(markup=False, emoji=False)
@@ -62,6 +63,7 @@ def prune(
     from skills_store.prune import apply_prune, default_archive, plan_prune
 
     settings = load_settings()
+    refuse_archive_path(archive, settings.home)
     unused = days or settings.prune_unused_days
     catalog = open_catalog(settings)
     if catalog is None:
@@ -97,6 +99,7 @@ def dedupe(
     from skills_store.prune import default_archive
 
     settings = load_settings()
+    refuse_archive_path(archive, settings.home)
     if not bank_exists(settings):
         return
     path = archive or default_archive(settings.home, "merged")

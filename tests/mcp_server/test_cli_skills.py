@@ -151,6 +151,21 @@ def test_prune_apply_archives_then_removes(home: Path, tmp_path: Path) -> None:
     assert json.loads(archive.read_text())["skill_id"] == "sk-stale"
 
 
+@pytest.mark.parametrize("command", ["prune", "dedupe"])
+@pytest.mark.parametrize("name", ["catalog.db", "trajectories.db", "chroma/archive.jsonl"])
+def test_an_archive_inside_the_store_is_refused_and_nothing_is_pruned(home: Path, command: str, name: str) -> None:
+    """`--archive <home>/catalog.db` appended the JSONL to the live database; the default `archive/` folder is fine."""
+    before = (home / "catalog.db").read_bytes()
+    result = runner.invoke(app, [command, "--apply", "--archive", str(home / name)])
+    assert result.exit_code == 2, result.output
+    assert "is inside the data dir" in result.output
+    assert ids(home) == ["sk-stale", "sk-typo"]
+    assert (home / "catalog.db").read_bytes() == before
+    ok = runner.invoke(app, ["prune", "--apply", "--archive", str(home / "archive" / "mine.jsonl")])
+    assert ok.exit_code == 0, ok.output
+    assert ids(home) == ["sk-typo"]
+
+
 def test_prune_respects_a_longer_period(home: Path) -> None:
     result = runner.invoke(app, ["prune", "--apply", "--days", "500"])
     assert "pruned 0 skill(s)" in result.output
