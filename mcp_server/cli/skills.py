@@ -32,7 +32,7 @@ from mcp_server.settings import Settings
 from skills_store.catalog import Catalog
 from skills_store.jsonl import dump_skills, import_records, read_skill_records
 from skills_store.models import Skill, SkillStatus
-from skills_store.search.filters import Filters
+from skills_store.search.filters import Filters, validate_filters
 
 app = typer.Typer(help="Manage the skill bank.", no_args_is_help=True)
 console = Console(markup=False, emoji=False, soft_wrap=True)
@@ -43,10 +43,16 @@ broken into lines at the terminal's width (a pipe gets the lines whole)."""
 def _list_skills(
     settings: Settings, filters: Filters, limit: int, status: SkillStatus | None = None
 ) -> tuple[list[Skill], int]:
+    """The skills the filters select, normalised and checked as `search_skills` checks them (case and spaces
+    ignored; an unknown value is refused, exit 2, with the close matches)."""
     catalog = open_catalog(settings)
     if catalog is None:
         return [], 0
-    with catalog:
+    with catalog, clean_errors():
+        if filters.active:
+            filters = validate_filters(
+                catalog.known_values(), filters.language, filters.repo, filters.tags, filters.min_confidence
+            )
         return catalog.list_skills(filters, limit=limit, status=status), catalog.count()
 
 
@@ -203,7 +209,7 @@ def list_(
     ] = None,
 ) -> None:
     """List skills, highest confidence first: a table on a terminal, tab-separated lines in a pipe."""
-    filters = Filters(language=language, repo=repo, tags=tuple(t.lower() for t in tag or ()))
+    filters = Filters(language=language, repo=repo, tags=tuple(tag or ()))
     skills, total = _list_skills(load_settings(), filters, limit, status)
     if not total:
         return

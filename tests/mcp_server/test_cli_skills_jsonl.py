@@ -242,3 +242,22 @@ def test_a_line_naming_only_some_fields_of_a_stored_skill_updates_just_those(hom
     refused = runner.invoke(app, ["skills", "import", str(unknown)])
     assert refused.exit_code == 2
     assert "line 1: title: Field required" in refused.output
+
+
+def test_list_filters_ignore_case_and_spaces_and_refuse_unknown_values(home: Path, tmp_path: Path) -> None:
+    """As `search_skills` reads them: `--language PYTHON` listed nothing, `--language pyhton` too, with exit 0."""
+    source = tmp_path / "skills.jsonl"
+    source.write_text(
+        line(skill_id="sk-py", language="python", repo="acme/shop", tags=["db"]) + "\n"
+        + line(skill_id="sk-js", language="javascript") + "\n"
+    )  # fmt: skip
+    app = build_app()
+    assert runner.invoke(app, ["skills", "import", str(source)]).exit_code == 0
+    for args in (["--language", " PYTHON "], ["--repo", "ACME/SHOP"], ["--tag", "DB"]):
+        listed = runner.invoke(app, ["skills", "list", *args])
+        assert listed.exit_code == 0, listed.output
+        assert [row.split("\t")[0] for row in listed.stdout.splitlines()] == ["sk-py"]
+    wrong = runner.invoke(app, ["skills", "list", "--language", "pyhton"])
+    assert wrong.exit_code == 2
+    assert "unknown language 'pyhton'" in wrong.output
+    assert "python" in wrong.output
