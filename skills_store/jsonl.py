@@ -82,7 +82,7 @@ def split_lines(text: str) -> list[str]:
 
 def read_skill_records(path: Path, existing: Callable[[str], Skill | None] | None = None) -> list[dict[str, Any]]:
     try:
-        with path.open(encoding="utf-8", newline="") as fh:
+        with path.open(encoding="utf-8-sig", newline="") as fh:  # a BOM (Windows' UTF-8) is not part of line 1
             text = fh.read()
     except FileNotFoundError as exc:
         raise InvalidInput(f"{path}: no such file") from exc

@@ -238,7 +238,7 @@ def read_skill_folder_records(path: Path) -> list[dict[str, Any]]:
     seen: dict[str, Path] = {}
     for file in skill_files(path):
         try:
-            fields = parse_fields(file.read_text(encoding="utf-8"), file.parent.name)
+            fields = parse_fields(file.read_text(encoding="utf-8-sig"), file.parent.name)  # a BOM is no text
         except (InvalidInput, ValueError, OSError) as exc:
             problems.append((str(file), str(exc).replace("\n", " ")))
             continue

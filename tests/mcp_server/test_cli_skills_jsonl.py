@@ -261,3 +261,13 @@ def test_list_filters_ignore_case_and_spaces_and_refuse_unknown_values(home: Pat
     assert wrong.exit_code == 2
     assert "unknown language 'pyhton'" in wrong.output
     assert "python" in wrong.output
+
+
+def test_a_jsonl_file_with_a_utf8_bom_imports(home: Path, tmp_path: Path) -> None:
+    """PowerShell 5's `Out-File -Encoding utf8` writes one: line 1 was refused as 'Unexpected UTF-8 BOM'."""
+    source = tmp_path / "skills.jsonl"
+    source.write_text("\ufeff" + line() + "\n", encoding="utf-8")
+    app = build_app()
+    result = runner.invoke(app, ["skills", "import", str(source)])
+    assert result.exit_code == 0, result.output
+    assert runner.invoke(app, ["skills", "list"]).stdout.startswith("sk-1\t")

@@ -102,9 +102,10 @@ def test_a_hand_written_agent_skill_imports_with_its_use_when_clause_as_pattern(
     folder = tmp_path / "pdf-processing"
     folder.mkdir()
     (folder / "SKILL.md").write_text(
-        "---\nname: pdf-processing\ndescription: Extract text from PDFs. Use when handling PDF files.\n"
-        "license: Apache-2.0\n---\n\n# PDF processing\n\nRun `pdftotext -layout in.pdf out.txt`.\n"
-    )
+        "\ufeff---\nname: pdf-processing\ndescription: Extract text from PDFs. Use when handling PDF files.\n"
+        "license: Apache-2.0\n---\n\n# PDF processing\n\nRun `pdftotext -layout in.pdf out.txt`.\n",
+        encoding="utf-8",
+    )  # with a BOM, as Windows editors write UTF-8: it was refused as having no frontmatter
     [skill] = read_skill_folders(folder)
     assert skill.skill_id == "skillmd-pdf-processing"
     assert (skill.title, skill.pattern) == ("PDF processing", "handling PDF files")
