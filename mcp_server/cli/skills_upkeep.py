@@ -41,7 +41,8 @@ def reindex(
     from mcp_server.services import open_bank
 
     settings = load_settings()
-    if not bank_exists(settings):
+    # A lost catalog.db is what reindex is for: the Chroma store alone is enough to rebuild it from.
+    if not (settings.chroma_url is None and (settings.home / "chroma").is_dir()) and not bank_exists(settings):
         return
     cap_torch_threads()
     with clean_errors(), open_bank(settings, reembed=reembed) as bank:

@@ -291,3 +291,21 @@ def test_export_into_the_data_dir_is_refused_and_the_bank_is_untouched(home: Pat
     assert "inside the data dir" in result.output
     assert {p: p.read_bytes() for p in home.rglob("*") if p.is_file()} == files
     assert ids(home) == ["sk-stale", "sk-typo"]
+
+
+def test_reindex_rebuilds_a_lost_catalog_from_the_chroma_store(home: Path) -> None:
+    """The README's promise: catalog.db is rebuilt from Chroma by `skills reindex`; it said 'no skill bank yet'."""
+    for path in home.glob("catalog.db*"):
+        path.unlink()
+    result = runner.invoke(app, ["reindex"])
+    assert result.exit_code == 0, result.output
+    assert "reindexed 2 skill(s)" in result.output
+    listed = runner.invoke(app, ["list"])
+    assert sorted(row.split("\t")[0] for row in listed.stdout.splitlines()) == ["sk-stale", "sk-typo"]
+
+
+def test_reindex_on_a_fresh_home_creates_nothing(skillbank_home: Path) -> None:
+    result = runner.invoke(app, ["reindex"])
+    assert result.exit_code == 0
+    assert "no skill bank" in result.output
+    assert not (skillbank_home / "catalog.db").exists()
