@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -54,6 +55,8 @@ def parse_skill_lines(
         if not isinstance(raw, dict):
             problems.append((number, f"expected a JSON object, got {type(raw).__name__}"))
             continue
+        if raw.get("skill_id") is None and isinstance(raw.get("title"), str) and isinstance(raw.get("pattern"), str):
+            raw["skill_id"] = content_id(raw["title"], raw["pattern"])  # importing the file again updates it
         stored = existing(raw["skill_id"]) if existing and isinstance(raw.get("skill_id"), str) else None
         try:
             skill = merge_record(stored, raw)
@@ -69,6 +72,13 @@ def parse_skill_lines(
     if problems:
         raise ImportFailed(source, problems)
     return records
+
+
+def content_id(title: str, pattern: str) -> str:
+    """The id of an imported line that names none: the same title and pattern always get the same id (a SKILL.md
+    without one gets `skillmd-<name>` for the same reason), so a file imported twice does not make two copies."""
+    digest = hashlib.sha256(f"{title.strip()}\n{pattern.strip()}".encode()).hexdigest()
+    return f"sk-{digest[:16]}"
 
 
 def split_lines(text: str) -> list[str]:

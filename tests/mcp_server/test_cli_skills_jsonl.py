@@ -271,3 +271,17 @@ def test_a_jsonl_file_with_a_utf8_bom_imports(home: Path, tmp_path: Path) -> Non
     result = runner.invoke(app, ["skills", "import", str(source)])
     assert result.exit_code == 0, result.output
     assert runner.invoke(app, ["skills", "list"]).stdout.startswith("sk-1\t")
+
+
+def test_a_line_without_a_skill_id_imported_twice_is_one_skill(home: Path, tmp_path: Path) -> None:
+    source = tmp_path / "skills.jsonl"
+    record = json.loads(line())
+    del record["skill_id"]
+    source.write_text(json.dumps(record) + "\n")
+    app = build_app()
+    for _ in range(3):
+        result = runner.invoke(app, ["skills", "import", str(source)])
+        assert result.exit_code == 0, result.output
+    rows = runner.invoke(app, ["skills", "list"]).stdout.splitlines()
+    assert len(rows) == 1
+    assert rows[0].startswith("sk-")
