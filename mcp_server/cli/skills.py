@@ -189,8 +189,11 @@ def export(
     text = dump_skills(skills)
     if out in (None, "-"):
         with clean_errors():
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            # in pieces: a reader that stops early (`| head`) is then seen (exit 1), where one big write that the
+            # pipe took part of ended without an error
+            for start in range(0, len(text), 1 << 16):
+                sys.stdout.write(text[start : start + (1 << 16)])
+                sys.stdout.flush()
     else:
         with clean_errors():
             Path(out).write_text(text, encoding="utf-8")

@@ -150,6 +150,37 @@ def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(
     assert proc.returncode == 1
 
 
+def test_skills_export_to_a_reader_that_stops_after_a_few_bytes_exits_1(skillbank_home: Path) -> None:
+    """`skills export | head -c 100`: one big write that the pipe took part of ended with exit 0."""
+    from mcp_server.services import open_bank
+    from mcp_server.settings import Settings
+    from skills_store.models import Skill
+
+    env = {**os.environ, "SKILLBANK_EMBEDDER": "hash", "SKILLBANK_STARTER_SKILLS": "false"}
+    many = [
+        Skill(skill_id=f"sk-{i}", title=f"T {i}", pattern=f"ValueError: {i}", strategy="Do it. " * 100)
+        for i in range(400)
+    ]  # ~300 KB of JSONL: more than a pipe holds
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SKILLBANK_EMBEDDER", "hash")
+        patch.setenv("SKILLBANK_STARTER_SKILLS", "false")
+        bank = open_bank(Settings())
+        bank.upsert(many)
+        bank.close()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcp_server", "skills", "export"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None
+    assert len(proc.stdout.read(100)) == 100
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=120)
+    assert err.decode() == ""
+    assert proc.returncode == 1
+
+
 @pytest.mark.parametrize("how", ["the file", "its wal", "a new file in the data dir", "a symlink", "a hard link"])
 def test_export_onto_a_file_of_the_data_dir_is_refused_and_the_store_is_untouched(
     filled: dict[str, str], skillbank_home: Path, tmp_path: Path, how: str
