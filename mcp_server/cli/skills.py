@@ -71,16 +71,25 @@ def _evidence(skill: Skill) -> list[str]:
     ]
 
 
+#: Columns of title a line keeps before the tags column gives any up.
+TITLE_FIRST = 30
+
+
 def _table(skills: list[Skill], width: int) -> list[str]:
     """One skill a line for a terminal `width` columns wide. Ids are never cut (their column is as wide as the
-    longest); tags and then the title, last, give way when the line is too long."""
+    longest); when the line is too long the tags give way first (down to no tags column: the starter pack's ids
+    take 47 columns, and an 80-column terminal showed no title at all), then the title, last."""
     id_width = max((len(s.skill_id) for s in skills), default=8)
     lang_width = max([len("language"), *(len(s.language or "-") for s in skills)])
-    lines = [f"{'skill_id':<{id_width}}  conf  uses  {'language':<{lang_width}}  {'tags':<20}  title"]
+    room = width - (id_width + lang_width + 18)  # what is left for tags and title after the fixed columns
+    tags_width = 20 if room >= 20 + 2 + TITLE_FIRST else room - 2 - TITLE_FIRST
+    tags_width = tags_width if tags_width >= 6 else 0
+    tags_head = f"{'tags':<{tags_width}}  " if tags_width else ""
+    lines = [f"{'skill_id':<{id_width}}  conf  uses  {'language':<{lang_width}}  {tags_head}title"]
     for s in skills:
-        tags = _cut(",".join(s.tags) or "-", 20)
+        tags = f"{_cut(','.join(s.tags) or '-', tags_width):<{tags_width}}  " if tags_width else ""
         lines.append(f"{s.skill_id:<{id_width}}  {s.confidence:.2f}  {s.uses:>4}  {s.language or '-':<{lang_width}}  "
-                     f"{tags:<20}  {_marked(s)}")  # fmt: skip
+                     f"{tags}{_marked(s)}")  # fmt: skip
     return [line if len(line) <= width else _cut(line, max(width, id_width + 1)) for line in lines]
 
 

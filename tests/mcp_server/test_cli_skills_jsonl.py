@@ -167,14 +167,28 @@ def test_the_terminal_table_never_cuts_an_id_even_when_narrow() -> None:
     long_id = "starter-attribute-error-on-none-returned-by-a-function"
     skill = Skill(skill_id=long_id, title="AttributeError: 'NoneType' object has no attribute 'x'", pattern="p",
                   strategy="s", confidence=0.5, tags=["python", "none"], language="python")  # fmt: skip
-    header, row = _table([skill], 90)
-    assert row.startswith(long_id + "  0.50     0  python    python,none")
+    header, row = _table([skill], 90)  # 18 columns left: the title keeps them, the tags give way
+    assert row.startswith(long_id + "  0.50     0  python    AttributeEr")
     assert len(row) == 90
     assert row.endswith("…")
+    assert header.endswith("language  title")
+    wide = _table([skill], 160)[1]
+    assert wide == long_id + "  0.50     0  python    python,none           " + skill.title
     assert _table([skill], 30)[1].startswith(long_id)  # narrower than the id: the id still whole
     assert header.startswith("skill_id" + " " * (len(long_id) - 8) + "  conf  uses  language")
-    wide = _table([skill], 200)[1]
-    assert wide.endswith("AttributeError: 'NoneType' object has no attribute 'x'")
+    assert _table([skill], 200)[1].endswith("AttributeError: 'NoneType' object has no attribute 'x'")
+
+
+def test_an_80_column_terminal_shows_titles_next_to_the_starter_packs_ids() -> None:
+    from mcp_server.cli.skills import _table
+    from skills_store.models import Skill
+
+    skill = Skill(skill_id="x" * 47, title="ModuleNotFoundError: install the missing package", pattern="p",
+                  strategy="s", confidence=0.5, tags=["python"], language="python")  # fmt: skip
+    row = _table([skill], 80)[1]
+    assert len(row) <= 80
+    assert "  python    ModuleNo" in row
+    assert _table([skill], 200)[1].endswith("python                ModuleNotFoundError: install the missing package")
 
 
 def test_export_to_an_unwritable_place_is_a_clean_error(home: Path, tmp_path: Path) -> None:
