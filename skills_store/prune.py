@@ -2,8 +2,9 @@
 
 A skill is a candidate when its confidence is below `below` (0.5: it failed more often than its prior expected)
 and it has not been shown to an agent, merged or updated for `unused_days` days (the latest of its last use and
-its last update). `plan_prune` only reports; `apply_prune` first appends the candidates to an archive JSONL file
-(re-importable with `skillbank skills import`) and deletes them only once that file is written and synced.
+its last update). A skill awaiting review (`candidate`) is never pruned: it is never served, so never used, and
+`skills reject` removes it. `plan_prune` only reports; `apply_prune` first appends the candidates to an archive
+JSONL file (re-importable with `skillbank skills import`) and deletes them only once that file is written and synced.
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ def plan_prune(
     while True:
         page = catalog.list_skills(Filters(), limit=PAGE, offset=offset)
         for skill in page:
-            if skill.confidence >= below:
-                continue
+            if skill.confidence >= below or skill.status == "candidate":  # awaiting review: never served, so never
+                continue  # used; `skills reject` is what removes one
+
             active = last_active(catalog, skill)
             if active <= cutoff:
                 found.append(PruneCandidate(skill, active, (now - active).total_seconds() / 86400))

@@ -82,3 +82,11 @@ def test_the_default_archive_lives_under_the_data_dir(tmp_path: Path) -> None:
     assert path.parent == tmp_path / "archive"
     assert path.name.startswith("pruned-")
     assert path.suffix == ".jsonl"
+
+
+def test_a_skill_awaiting_review_is_never_pruned(seeded, skill_factory) -> None:
+    """A candidate is never served, so never used: it looked unused forever and went after 90 days; `skills reject`
+    is what removes one."""
+    seeded.upsert([skill_factory("in-review", "Awaiting review", "p5", confidence=0.1, created_at=OLD,
+                                 updated_at=OLD, status="candidate")])  # fmt: skip
+    assert [c.skill.skill_id for c in plan_prune(seeded.catalog, unused_days=90)] == ["bad-old"]
