@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from skills_store.errors import InvalidInput
 from skills_store.models import Skill
@@ -186,12 +187,14 @@ def parse_fields(text: str, folder: str | None = None) -> dict[str, Any]:
     if "tags" in meta:
         fields["tags"] = [t for t in meta["tags"].split(",") if t]
     fields.update({key: meta[key] or None for key in ("language", "repo") if key in meta})
-    for key in ("confidence", "prior"):
+    for key, kind, word in (("confidence", float, "a number"), ("prior", float, "a number"),
+                            ("successes", int, "a whole number"), ("failures", int, "a whole number"),
+                            ("uses", int, "a whole number")):  # fmt: skip
         if meta.get(key):
-            fields[key] = float(meta[key])
-    for key in ("successes", "failures", "uses"):
-        if meta.get(key):
-            fields[key] = int(meta[key])
+            try:
+                fields[key] = kind(meta[key])
+            except ValueError:
+                raise InvalidInput(f"metadata `{key}` must be {word}, not {meta[key][:40]!r}") from None
     if own:  # other tools' metadata may use these names for something else
         fields.update({key: meta[key] for key in ("status", "created_at", "updated_at") if meta.get(key)})
         if meta.get("rule"):
@@ -199,7 +202,11 @@ def parse_fields(text: str, folder: str | None = None) -> dict[str, Any]:
                 fields["rule"] = json.loads(meta["rule"])
             except ValueError as exc:
                 raise InvalidInput(f"metadata `rule` is not a JSON list of rewrites ({exc})") from None
-    return Skill.model_validate(fields).model_dump(mode="json", include=set(fields))
+    try:
+        return Skill.model_validate(fields).model_dump(mode="json", include=set(fields))
+    except ValidationError as exc:  # said as the JSONL import says it, not as pydantic's dump
+        problems = [f"{'.'.join(map(str, e['loc'])) or 'skill'}: {e['msg']}" for e in exc.errors()]
+        raise InvalidInput("; ".join(problems)) from None
 
 
 def parse_skill(text: str, folder: str | None = None) -> Skill:

@@ -125,6 +125,18 @@ def test_a_hand_written_agent_skill_imports_with_its_use_when_clause_as_pattern(
         ("---\nname: skill\ndescription: d\nauthor: me\n---\n", r"unexpected frontmatter fields \['author'\]"),
         ("---\nname: skill\ndescription: " + "d" * 1025 + "\n---\n", "at most 1024"),
         ("---\nname: skill\ndescription: d\nmetadata:\n  n: 1\n---\n", "map of strings"),
+        (
+            "---\nname: skill\ndescription: d\nmetadata:\n  confidence: high\n---\n",
+            "metadata `confidence` must be a number, not 'high'",
+        ),
+        (
+            "---\nname: skill\ndescription: d\nmetadata:\n  uses: many\n---\n",
+            "metadata `uses` must be a whole number, not 'many'",
+        ),
+        (
+            "---\nname: skill\ndescription: d\nmetadata:\n  confidence: '7'\n---\n",
+            r"^confidence: Input should be less than or equal to 1$",
+        ),
     ],
 )
 def test_an_invalid_skill_md_is_refused_with_what_to_change(text: str, problem: str) -> None:
