@@ -130,6 +130,14 @@ def _title(lines: list[str], marks: list[str], before: int) -> str | None:
     return None
 
 
+def _without_title(lines: list[str], marks: list[str]) -> str:
+    """The body less its first `# ` heading (the title, which a skill shows apart: kept, it was said twice)."""
+    for i, line in enumerate(lines):
+        if not marks[i] and _TITLE_RE.match(line):
+            return _text(lines[:i] + lines[i + 1 :])
+    return _text(lines)
+
+
 def _sections(lines: list[str], marks: list[str]) -> dict[str, str]:
     heads = _headings(lines, marks)
     ends = [i for i, _ in heads[1:]] + [len(lines)] if heads else []
@@ -171,7 +179,7 @@ def parse_fields(text: str, folder: str | None = None) -> dict[str, Any]:
     desc = " ".join(front["description"].split())
     when = re.search(r"Use when(?: you see)?:?\s*(.+)$", desc, re.S)
     pattern = _unfenced(sections.get("when you see") or (when.group(1).rstrip(".") if when else desc))
-    strategy = sections.get("what to do") or body or desc
+    strategy = sections.get("what to do") or (_without_title(lines, marks) if title and not own else body) or desc
     if own:
         title = title and _exact(meta.get("title"), title, _flat)
         pattern = _exact(meta.get("pattern"), pattern, _as_read)
