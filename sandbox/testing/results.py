@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from sandbox.testing.failure_lines import COLLECTION_PREFIX, PHASE_RE
 from sandbox.testing.models import OUTCOME_ORDER, Outcome, TestCase
 from sandbox.untrusted import OPEN_FLAGS
 
@@ -51,18 +52,10 @@ _SUMMARY_OUTCOME: dict[str, Outcome] = {
     "XPASS": "xpassed",
 }
 _TOTALS_RE = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)\b")
-_CRASH_LINE_RE = re.compile(r"^\S.*:\d+: (\w[\w.]*)$")
-_PHASE_RE = re.compile(r'^failed on (?:setup|teardown|call) with "(.*)"$')
-#: The same wrapper around a first line that goes on below it (a fixture error's `file path, line N`).
-_PHASE_OPEN_RE = re.compile(r'^failed on (?:setup|teardown|call) with "(.*)$')
-_FILE_LINE_RE = re.compile(r"^file .+, line \d+$")
-#: A traceback's exception line: `KeyError: 'k'`, `pkg.errors.BadThing: ...`, `StopIteration`.
-_EXCEPTION_RE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Iteration|Warning)\b(?::.*)?$")
 _TEARDOWN_PREFIX = "failed on teardown with "
 _SETUP_PREFIX = "failed on setup with "
 #: `XFAIL at teardown of ID`: an xfail-marked test's setup or teardown raised (pytest counts it as an xfail).
 _XFAIL_PHASE_RE = re.compile(r"^at (setup|teardown) of (\S.*)$")
-_COLLECTION_PREFIX = "collection failed: "
 #: Largest junit report that is parsed (a suite of 100,000 tests writes about 20 MiB).
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 
@@ -248,7 +241,7 @@ def merge_reports(junit: ParsedReport, summary: ParsedReport) -> ParsedReport:
             elif told == ["failed"] and found == ["error"] and (case.message or "").startswith(_SETUP_PREFIX):
                 found = ["failed"]  # a crash pytest reports with no phase (an xdist worker died): junit says setup
                 head, _, rest = (case.message or "").partition("\n")
-                wrapped = _PHASE_RE.match(head)
+                wrapped = PHASE_RE.match(head)
                 if wrapped:
                     case = case.model_copy(update={"message": wrapped.group(1) + (f"\n{rest}" if rest else "")})
             case = case.model_copy(update={"id": known.id, "outcome": _worst(found)})
@@ -328,63 +321,13 @@ def summary_totals(output: str) -> dict[str, int]:
     return {}
 
 
-def exception_line(case: TestCase) -> str | None:
-    """`ExceptionType: message` for a failed or errored test, from its trimmed message."""
-    lines = [line.strip() for line in (case.message or "").splitlines() if line.strip()]
-    if not lines:
-        return None
-    head = lines[0].removeprefix(_COLLECTION_PREFIX)
-    wrapped = _PHASE_RE.match(head) or _PHASE_OPEN_RE.match(head)
-    if wrapped:
-        head = wrapped.group(1)
-    crash = next((m.group(1) for line in reversed(lines) if (m := _CRASH_LINE_RE.match(line))), None)
-    told = _told_inside(head, lines, crash)
-    if told is not None:
-        return told[:300]
-    if crash:
-        short = crash.rsplit(".", 1)[-1]
-        named = head.split(":", 1)[0]  # pytest qualifies a class of the test's own module: `test_m.MyError: ...`
-        if not (head.startswith((short, crash)) or named.endswith(f".{short}")):
-            head = f"{short}: {head}"
-    return head[:300]
-
-
-def _told_inside(head: str, lines: list[str], crash: str | None) -> str | None:
-    """The line that says what went wrong when the message's first line does not: a fixture error's `E` line
-    (its head is `file path, line N`), a doctest's exception or its expected and actual output (its head is the
-    example's number)."""
-    if _FILE_LINE_RE.match(head):
-        error = next((line[1:].strip() for line in lines if line.startswith("E ")), None)
-        if error:
-            return error
-    if crash == "UnexpectedException":
-        raised = [line for line in lines if _EXCEPTION_RE.match(line) and not line.startswith("UNEXPECTED")]
-        if raised:
-            return raised[-1]
-    if crash == "DocTestFailure":
-        source = next((line for line in lines if ">>>" in line), "")
-        source = source[source.index(">>>") :] if source else ""
-        expected = _after(lines, "Expected:")
-        got = _after(lines, "Got:") or ("nothing" if any(line == "Got nothing" for line in lines) else "")
-        return f"DocTestFailure: {source} expected {expected} got {got}".replace("  ", " ")
-    return None
-
-
-def _after(lines: list[str], label: str) -> str:
-    """The (stripped) line after the one that is `label`."""
-    for index, line in enumerate(lines[:-1]):
-        if line == label:
-            return lines[index + 1]
-    return ""
-
-
 def _message(message: str, text: str, limit: int) -> str:
     """The crash line, then as much of the end of the traceback as fits in `limit`."""
     head = message.strip()
     if head in ("collection failure", ""):
         errors = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
         detail = errors[-1] if errors else (text.strip().splitlines() or ["unknown error"])[-1]
-        head = f"{_COLLECTION_PREFIX}{detail}" if message.strip() == "collection failure" else detail
+        head = f"{COLLECTION_PREFIX}{detail}" if message.strip() == "collection failure" else detail
     if not text or text == head:
         return _trim(head, limit)
     room = limit - len(head) - 1

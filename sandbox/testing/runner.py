@@ -18,11 +18,11 @@ from sandbox.exec.base import Cancel, ExecResult
 from sandbox.exec.interpreter import Interpreter, find_interpreter
 from sandbox.testing.arguments import check_backend, check_command, check_tests, check_timeout, check_workspace
 from sandbox.testing.config import RunnerConfig
+from sandbox.testing.failure_lines import exception_line
 from sandbox.testing.models import Reward, TestCase, TestRunResult
 from sandbox.testing.results import (
     PYTEST_REPORT_ARGS,
     ParsedReport,
-    exception_line,
     merge_reports,
     parse_junit,
     parse_summary,

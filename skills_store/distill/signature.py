@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass
 
 from sandbox.errorlines import last_error_line, parse_error_line
+from sandbox.testing.failure_lines import exception_line
 from sandbox.testing.models import TestCase
-from sandbox.testing.results import exception_line
 from skills_store.distill.names import ABC_NAMES, Names
 
 #: Longest message kept in a signature (after abstraction); longer ones are cut at a word boundary.

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.testing.failure_lines import exception_line
 from sandbox.testing.models import TestCase
 from sandbox.testing.results import (
-    exception_line,
     junit_node_id,
     mangle,
     merge_reports,
