@@ -35,17 +35,15 @@ from mcp.server.mcpserver import Context
 from mcp_server.call_record import CallRecord, call_step
 from mcp_server.capture_text import ANSWER_TIMEOUT_S, CapturedArgs
 from mcp_server.close_notifier import CloseNotifier
-from mcp_server.recording import BATCH_ADVICE, MAX_STEPS_PER_CALL, RecordResult, used_skills_step
+from mcp_server.recording import RecordResult, check_batch, used_skills_step
 from mcp_server.redact_worker import RedactWorker
 from mcp_server.session_key import session_identity
 from skills_store.errors import InvalidInput
 from skills_store.models import (
-    MAX_STEP_NESTING,
     Outcome,
     Step,
     Trajectory,
     TrajectoryStatus,
-    nesting_depth,
     utcnow,
 )
 from skills_store.protocols import TrajectoryStore
@@ -334,15 +332,7 @@ class SessionCapture:
         `used_skills` (the skills the agent says it applied) is stored as a step of its own, a `tool_call` of
         `record_trajectory` whose result is a `RecordSummary`; `summaries.used_skills(trajectory)` reads it back.
         """
-        if len(steps) > MAX_STEPS_PER_CALL:
-            raise InvalidInput(f"{len(steps)} steps in one call: {BATCH_ADVICE}")
-        for number, step in enumerate(steps):
-            for field in ("args", "result"):
-                if nesting_depth(getattr(step, field), MAX_STEP_NESTING) > MAX_STEP_NESTING:
-                    raise InvalidInput(
-                        f"steps[{number}].{field} is nested more than {MAX_STEP_NESTING} levels deep (lists and "
-                        "objects inside one another): record what matters of it, or send it as text (a JSON string)"
-                    )
+        check_batch(steps)
         red = self.redactor
         only_closing = final and not steps and not task and not used_skills
         creates = trajectory_id is None and session_identity(ctx).key not in self._sessions

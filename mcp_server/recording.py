@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from skills_store.models import Step, TrajectoryStatus
+from skills_store.errors import InvalidInput
+from skills_store.models import MAX_STEP_NESTING, Step, TrajectoryStatus, nesting_depth
 from skills_store.redact import Redactor
 from skills_store.trajectories.summaries import RecordSummary
 
@@ -34,6 +35,20 @@ class RecordResult(BaseModel):
         description="skills named in used_skills that this trajectory has not been shown (by search_skills or "
         "run_tests' suggestions): an outcome credits only skills the session was shown",
     )
+
+
+def check_batch(steps: Sequence[Step]) -> None:
+    """Refuse (`InvalidInput`, naming it) a batch of agent steps the store cannot take: too many for one call, or a
+    step whose `args` or `result` nests deeper than `MAX_STEP_NESTING` (it could not be redacted or stored)."""
+    if len(steps) > MAX_STEPS_PER_CALL:
+        raise InvalidInput(f"{len(steps)} steps in one call: {BATCH_ADVICE}")
+    for number, step in enumerate(steps):
+        for field in ("args", "result"):
+            if nesting_depth(getattr(step, field), MAX_STEP_NESTING) > MAX_STEP_NESTING:
+                raise InvalidInput(
+                    f"steps[{number}].{field} is nested more than {MAX_STEP_NESTING} levels deep (lists and "
+                    "objects inside one another): record what matters of it, or send it as text (a JSON string)"
+                )
 
 
 def used_skills_step(redactor: Redactor, skill_ids: list[str], not_shown: Sequence[str] = ()) -> Step:
