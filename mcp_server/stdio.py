@@ -271,6 +271,8 @@ async def _wire(reader: LineReader, writer: PipeWriter) -> AsyncIterator[tuple[A
         try:
             async with read_send:
                 async for line in reader:
+                    if not line.strip():  # a blank line between messages: nothing to answer
+                        continue
                     message = parse_line(line)
                     if isinstance(message, Unreadable):  # answered in turn with the server's own answers
                         await write.send(SessionMessage(message.reply))

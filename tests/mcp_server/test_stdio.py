@@ -273,6 +273,7 @@ def test_a_real_server_answers_unreadable_lines_and_goes_on_serving(tmp_path: Pa
         deep_call.replace('"DEEP"', _deep(600)),
         '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": 5}',
         '{"jsonrpc": "2.0", "id": 4, "method": "tools/ca',
+        "",  # a blank line: skipped, not answered
         deep_call.replace('"DEEP"', _deep(90)).replace('"id": 2', '"id": 5'),
         json.dumps({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
     ]
