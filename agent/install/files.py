@@ -195,10 +195,11 @@ def save(path: Path, text: str, what: str, *, pre_install: bool = True, new_mode
         text = BOM + text
     if old == text:
         return Change(path=str(path), action="unchanged", what=what)
-    if old is not None and not _real(path).stat().st_mode & 0o222:
+    mode = _real(path).stat().st_mode if old is not None else 0o200
+    if not mode & 0o222:
         raise InstallError(
-            f"{path} is read-only (mode {_real(path).stat().st_mode & 0o777:o}); make it writable (chmod u+w) if "
-            "skillbank may change it, then run again"
+            f"{path} is read-only (mode {mode & 0o777:o}); make it writable (chmod u+w) if skillbank may change it, "
+            "then run again"
         )
     try:
         backup = _backup(path, replace=pre_install) if old is not None else None

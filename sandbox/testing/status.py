@@ -107,8 +107,7 @@ def decide_status(
         return "no_tests", []
     missing = _NOT_FOUND_RE.findall(run.stdout) or _NOT_FOUND_RE.findall(run.stderr)
     if code == 4 and missing:
-        prefix = os.path.join(str(root), "") if root is not None else ""
-        named = ", ".join(dict.fromkeys(m.removeprefix(prefix) if prefix else m for m in missing))
+        named = ", ".join(dict.fromkeys(_relative(m, root) for m in missing))
         return "error", [
             f"pytest exit 4: no test matches {named[:500]} (the file is there, the name in it is not); check the "
             "names: run the whole file, or list its tests with `command='python -m pytest --collect-only -q'`"
@@ -136,15 +135,18 @@ def decide_status(
     return "error", [f"pytest exit {code}: {killed or _EXIT_MEANING.get(code or 0, 'unexpected exit status')}"]
 
 
+def _relative(path: str, root: Path | None) -> str:
+    """A path pytest printed absolute, relative to the workspace as test ids are (as printed when outside it)."""
+    return path.removeprefix(os.path.join(str(root), "")) if root is not None else path
+
+
 def _timeout_note(run: ExecResult, counts: dict[str, int], command_mode: bool, root: Path | None) -> str:
     """What a timed-out run got done: interrupted at the timeout (as Ctrl-C), pytest lists the tests that finished
     and prints where it was stopped (`path:line: KeyboardInterrupt`), in the test that hangs or is slow."""
     head = f"the run timed out after {run.duration_s:g} s"
     where = _INTERRUPTED_AT_RE.findall(run.stdout) or _INTERRUPTED_AT_RE.findall(run.stderr)
     if where:
-        place = where[-1]
-        prefix = os.path.join(str(root), "") if root is not None else None
-        place = place.removeprefix(prefix) if prefix else place  # relative to the workspace, as test ids are
+        place = _relative(where[-1], root)
         head += f"; it was stopped at {place} (a test there hangs or is too slow for timeout_s)"
     if command_mode:
         return head
