@@ -7,11 +7,7 @@ committed before the tool's result goes back to the client. `record_trajectory` 
 
 A session that ends without `final=true` is closed by the server: its outcome is the one the agent set, else
 inferred from the last `run_tests` reward (1.0 -> success, otherwise failure), else `abandoned`; a last
-observation step says so. A session ends when its connection closes (stdio pipe closed, HTTP session deleted or
-expired), after `idle_close_s` without a call where the protocol has no connection (2026-07-28 requests, the
-`X-Skillbank-Session` header, a trajectory `record_trajectory` opened over stateless HTTP), with its request for a
-tool call over stateless HTTP without the header (nothing could continue it), and at server shutdown
-(`aclose()`). Trajectories left open by a crashed server are closed as `abandoned` after `stale_after`.
+observation step says so. When a session ends, and which trajectory it writes to, is `sessions.SessionTable`'s.
 
 Sessions never mix (`session_key`): where the transport tells two clients apart its key is used; where it does
 not, each request is its own session, and a trajectory is written to again only through the id the server
@@ -22,10 +18,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -38,6 +32,7 @@ from mcp_server.close_notifier import CloseNotifier
 from mcp_server.recording import RecordResult, check_batch, used_skills_step
 from mcp_server.redact_worker import RedactWorker
 from mcp_server.session_key import session_identity
+from mcp_server.sessions import SessionTable
 from skills_store.errors import InvalidInput
 from skills_store.models import (
     Outcome,
@@ -48,7 +43,6 @@ from skills_store.models import (
 )
 from skills_store.protocols import TrajectoryStore
 from skills_store.redact import Redactor
-from skills_store.trajectories.closing import close_with_inferred_outcome
 
 log = logging.getLogger(__name__)
 
@@ -68,18 +62,6 @@ UNSYNCED_TOOLS = frozenset({"search_skills", "apply_patch"})
 LOOP_COMMITTED_TOOLS = frozenset({"search_skills", "apply_patch"})
 
 
-@dataclass
-class _Session:
-    key: str
-    trajectory_id: str
-    last_seen: float
-    ends_with_connection: bool
-
-
-#: How many sessions' last closed trajectory are remembered (a second `final=true` answers with it).
-CLOSED_MEMORY = 4096
-
-
 class SessionCapture:
     def __init__(
         self,
@@ -96,93 +78,19 @@ class SessionCapture:
         self.store = store
         self.redactor = redactor
         self._redact_worker = RedactWorker(redactor) if redactor.spec is not None else None
-        self.workspace = workspace
-        self.repo = repo
         self._closer = CloseNotifier(store, on_close)
-        self.idle_close_s = idle_close_s
-        self.stale_after = stale_after
-        self._sessions: dict[str, _Session] = {}
-        self._by_trajectory: dict[str, _Session] = {}
-        self._closed: OrderedDict[str, str] = OrderedDict()
-        """session key -> the trajectory its last `final=true` closed."""
-        self._lock: anyio.Lock | None = None
-        self._clock = clock
-        self._last_reap = clock()
-        self._stale_checked = False
-
-    # -- sessions ------------------------------------------------------------------------------------------
+        self.sessions = SessionTable(
+            store, self._closer, workspace=workspace, repo=repo, idle_close_s=idle_close_s, stale_after=stale_after,
+            clock=clock,
+        )  # fmt: skip
 
     async def trajectory_id(self, ctx: Context) -> str:
         """This MCP session's open trajectory, created on first use."""
-        identity = session_identity(ctx)
-        now = self._clock()
-        await self._reap(now)
-        session = self._sessions.get(identity.key)
-        if session is None:
-            if self._lock is None:
-                self._lock = anyio.Lock()
-            async with self._lock:
-                session = self._sessions.get(identity.key)
-                if session is None:
-                    traj = await anyio.to_thread.run_sync(
-                        lambda: self.store.create(source=identity.source, workspace=self.workspace, repo=self.repo)
-                    )
-                    session = _Session(identity.key, traj.trajectory_id, now, identity.connection is not None)
-                    self._sessions[identity.key] = session
-                    self._by_trajectory[session.trajectory_id] = session
-                    if identity.connection is not None and not identity.connection.state.get("skillbank.ends"):
-                        identity.connection.state["skillbank.ends"] = True
-                        identity.connection.exit_stack.push_async_callback(self._end_session, identity.key)
-        session.last_seen = now
-        return session.trajectory_id
-
-    async def _end_session(self, key: str, reason: str = "the client disconnected") -> None:
-        session = self._sessions.pop(key, None)
-        if session is not None:
-            self._by_trajectory.pop(session.trajectory_id, None)
-            await self._finish([session.trajectory_id], reason)
-
-    async def _finish(self, trajectory_ids: Sequence[str], reason: str, *, inline: bool = False) -> None:
-        """Close these trajectories; `inline` (server shutdown: nothing else is served) skips the thread hop."""
-
-        def work() -> list[str]:
-            closed = []
-            for tid in trajectory_ids:
-                if close_with_inferred_outcome(self.store, tid, f"session ended ({reason}) without final=true"):
-                    closed.append(tid)
-            return closed
-
-        with anyio.CancelScope(shield=True):
-            try:
-                closed = work() if inline else await anyio.to_thread.run_sync(work)
-            except Exception:
-                log.exception("closing trajectories %s failed", list(trajectory_ids))
-                return
-        self._notify_closed(closed)
+        return await self.sessions.trajectory_id(ctx)
 
     async def reap_idle(self) -> None:
         """Close the sessions idle for `idle_close_s` (the server calls this periodically, not only on calls)."""
-        await self._reap(self._clock())
-
-    async def _reap(self, now: float) -> None:
-        if not self._stale_checked:
-            self._stale_checked = True
-            try:
-                stale = await anyio.to_thread.run_sync(lambda: self.store.close_stale(self.stale_after))
-            except Exception:
-                log.exception("closing stale trajectories failed")
-            else:
-                self._notify_closed(stale)
-        if now - self._last_reap < min(60.0, self.idle_close_s):
-            return
-        self._last_reap = now
-        idle = [
-            key
-            for key, s in self._sessions.items()
-            if not s.ends_with_connection and now - s.last_seen >= self.idle_close_s
-        ]
-        for key in idle:
-            await self._end_session(key, f"idle for {self.idle_close_s:.0f} s")
+        await self.sessions.reap_idle()
 
     # -- capture -------------------------------------------------------------------------------------------
 
@@ -234,7 +142,7 @@ class SessionCapture:
             if record.reward is not None:
                 self.store.update(tid, reward=record.reward)
 
-        tid = await self.trajectory_id(ctx)
+        tid = await self.sessions.trajectory_id(ctx)
         try:
             # On the event loop nothing waits for the worker (wait_s=0): its answer is taken only if it is there.
             if not (tool in LOOP_COMMITTED_TOOLS and self._write_now(tid, step(0.0), record)):
@@ -242,11 +150,11 @@ class SessionCapture:
         except InvalidInput:
             # The trajectory was closed behind the session's back (record_trajectory with its id, close_stale):
             # the session goes on in a new trajectory.
-            self._forget(tid)
-            await anyio.to_thread.run_sync(write, await self.trajectory_id(ctx))
+            self.sessions.forget(tid)
+            await anyio.to_thread.run_sync(write, await self.sessions.trajectory_id(ctx))
         identity = session_identity(ctx)
         if identity.per_request:  # nothing can continue this trajectory: it ends with its request
-            await self._end_session(identity.key, "the request ended; stateless HTTP without X-Skillbank-Session")
+            await self.sessions.end(identity.key, "the request ended; stateless HTTP without X-Skillbank-Session")
 
     def _write_now(self, tid: str, step: Step, record: CallRecord) -> bool:
         """A `LOOP_COMMITTED_TOOLS` call's step committed from the event loop when no other write is in the way (no
@@ -255,23 +163,6 @@ class SessionCapture:
             return False
         total = self.store.try_append(tid, [step], shown_skills=record.skills_shown, durable=False)
         return total is not None
-
-    def _forget(self, trajectory_id: str) -> str | None:
-        """Detach a closed trajectory from its session (the next call starts a new one); returns the session key."""
-        session = self._by_trajectory.pop(trajectory_id, None)
-        if session is None:
-            return None
-        if self._sessions.get(session.key) is session:
-            del self._sessions[session.key]
-        return session.key
-
-    def _remember_closed(self, key: str | None, trajectory_id: str) -> None:
-        if key is None:
-            return
-        self._closed[key] = trajectory_id
-        self._closed.move_to_end(key)
-        while len(self._closed) > CLOSED_MEMORY:
-            self._closed.popitem(last=False)
 
     async def _target(
         self, ctx: Context, trajectory_id: str | None, *, only_closing: bool, outcome: Outcome | None
@@ -283,9 +174,7 @@ class SessionCapture:
         trajectory just to close it: it is answered with the trajectory this session closed last.
         """
         if trajectory_id is not None:
-            session = self._by_trajectory.get(trajectory_id)
-            if session is not None:
-                session.last_seen = self._clock()
+            self.sessions.touch(trajectory_id)
             return trajectory_id
         if only_closing:
             identity = session_identity(ctx)
@@ -294,10 +183,10 @@ class SessionCapture:
                     "nothing to close: without a session (stateless HTTP and no X-Skillbank-Session header) each "
                     "request stands alone; pass the trajectory_id your first record_trajectory call returned"
                 )
-            last = self._closed.get(identity.key)
-            if identity.key not in self._sessions and last is not None:
+            last = self.sessions.last_closed(identity.key)
+            if last is not None:
                 return await self._closed_again(last, outcome)
-        return await self.trajectory_id(ctx)
+        return await self.sessions.trajectory_id(ctx)
 
     async def _closed_again(self, trajectory_id: str, outcome: Outcome | None) -> RecordResult:
         """The answer to closing a trajectory that is closed: it, as it is; refused when the call asks for another
@@ -335,7 +224,7 @@ class SessionCapture:
         check_batch(steps)
         red = self.redactor
         only_closing = final and not steps and not task and not used_skills
-        creates = trajectory_id is None and session_identity(ctx).key not in self._sessions
+        creates = trajectory_id is None and session_identity(ctx).key not in self.sessions
 
         named = list(dict.fromkeys(used_skills or ()))
 
@@ -385,16 +274,16 @@ class SessionCapture:
                 raise
             # The session's own trajectory was closed behind its back (by its id through another connection or
             # server process, or by close-stale): the session goes on in a new one, as after its own final=true.
-            self._forget(tid)
+            self.sessions.forget(tid)
             if only_closing:  # closing it again: it is closed
-                self._remember_closed(session_identity(ctx).key, tid)
+                self.sessions.remember_closed(session_identity(ctx).key, tid)
                 return await self._closed_again(tid, outcome)
-            tid = await self.trajectory_id(ctx)
+            tid = await self.sessions.trajectory_id(ctx)
             result = await anyio.to_thread.run_sync(work, tid)
         if final:
-            key = self._forget(tid)
-            self._remember_closed(key if key is not None else session_identity(ctx).key, tid)
-            self._notify_closed([tid])
+            key = self.sessions.forget(tid)
+            self.sessions.remember_closed(key if key is not None else session_identity(ctx).key, tid)
+            self._closer.notify([tid])
         return result
 
     def _redacted_step(self, step: Step) -> Step:
@@ -417,9 +306,6 @@ class SessionCapture:
         """Called (in a worker thread, errors logged) with each trajectory, steps included, once it closes."""
         return self._closer.callbacks
 
-    def _notify_closed(self, trajectory_ids: Sequence[str]) -> None:
-        self._closer.notify(trajectory_ids)
-
     async def flush(self) -> None:
         """Wait until every on_close callback queued so far has run."""
         await self._closer.flush()
@@ -430,7 +316,5 @@ class SessionCapture:
         For server shutdown. The capture stays usable: a later call starts a new trajectory.
         """
         with anyio.CancelScope(shield=True):
-            sessions, self._sessions = self._sessions, {}
-            self._by_trajectory = {}
-            await self._finish([s.trajectory_id for s in sessions.values()], "server shutdown", inline=True)
+            await self.sessions.end_all("server shutdown")
             await self._closer.shutdown()
