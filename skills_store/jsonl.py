@@ -104,14 +104,16 @@ def read_skill_records(path: Path, existing: Callable[[str], Skill | None] | Non
 
 
 def merge_record(existing: Skill | None, raw: dict[str, Any]) -> Skill:
-    """An imported line replaces the fields it names; fields it leaves out keep their stored values."""
-    if existing is None:
-        return Skill.model_validate(raw)
-    data = existing.model_dump()
+    """An imported line replaces the fields it names; fields it leaves out keep their stored values.
+
+    The line is validated as JSON, strictly: a number must be a JSON number (`"0.5"` or `true` as a confidence, or
+    `2.5` as a count of uses, is refused by name, not coerced).
+    """
+    data = existing.model_dump(mode="json") if existing is not None else {}
     data.update(raw)
-    if "confidence" in raw and "prior" not in raw:
+    if existing is not None and "confidence" in raw and "prior" not in raw:
         data["prior"] = None
-    return Skill.model_validate(data)
+    return Skill.model_validate_json(json.dumps(data), strict=True)
 
 
 def dump_line(skill: Skill) -> str:

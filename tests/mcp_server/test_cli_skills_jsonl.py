@@ -299,3 +299,32 @@ def test_a_line_without_a_skill_id_imported_twice_is_one_skill(home: Path, tmp_p
     rows = runner.invoke(app, ["skills", "list"]).stdout.splitlines()
     assert len(rows) == 1
     assert rows[0].startswith("sk-")
+
+
+def test_numbers_must_be_json_numbers_not_strings_or_booleans(home: Path, tmp_path: Path) -> None:
+    app = build_app()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        "\n".join(
+            [
+                line(skill_id="sk-a", confidence="0.5"),
+                line(skill_id="sk-b", confidence=True),
+                line(skill_id="sk-c", uses=2.5),
+                line(skill_id="sk-d", successes="3"),
+                line(skill_id="sk-e", confidence=1, uses=4),
+            ]
+        )
+    )
+    result = runner.invoke(app, ["skills", "import", str(bad)])
+    assert result.exit_code == 2, result.output
+    assert "line 1: confidence: Input should be a valid number" in result.output
+    assert "line 2: confidence: Input should be a valid number" in result.output
+    assert "line 3: uses: Input should be a valid integer" in result.output
+    assert "line 4: successes: Input should be a valid integer" in result.output
+    assert "line 5" not in result.output  # an integer is a valid confidence
+    assert "no skill bank" in runner.invoke(app, ["skills", "list", "--json"]).output  # nothing was created
+    good = tmp_path / "good.jsonl"
+    good.write_text(line(skill_id="sk-e", confidence=1, uses=4, created_at="2026-01-02T03:04:05Z") + "\n")
+    assert runner.invoke(app, ["skills", "import", str(good)]).exit_code == 0
+    shown = json.loads(runner.invoke(app, ["skills", "show", "sk-e", "--json"]).output)
+    assert (shown["confidence"], shown["uses"], shown["created_at"][:19]) == (1.0, 4, "2026-01-02T03:04:05")
