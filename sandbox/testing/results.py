@@ -43,6 +43,19 @@ PYTEST_REPORT_ARGS = (
     "--rootdir=.",
     "--junit-prefix=",
 )
+#: What a `command` run gets in `PYTEST_ADDOPTS`, before `--junitxml=` (see `runner.run_tests`): the report's
+#: options alone, so that pytest started anywhere in the command (`make test`, `pytest | tail`) writes its junit
+#: report where it is read, and the command's own options, output and node ids stay as they are. A command that
+#: sets `--junitxml` or `PYTEST_ADDOPTS` itself wins: its run is then judged by the exit code.
+PYTEST_COMMAND_ARGS = (
+    "-o",
+    "junit_family=xunit1",
+    "-o",
+    "junit_logging=no",
+    "-o",
+    "junit_log_passing_tests=false",
+    "--junit-prefix=",
+)
 _SUMMARY_RE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S.*)$")
 _SUMMARY_OUTCOME: dict[str, Outcome] = {
     "PASSED": "passed",

@@ -1,12 +1,15 @@
 """The core of the `run_tests` tool: run a workspace's tests in a sandbox, read every test's outcome, score it.
 
 The default command is the workspace's interpreter (see `sandbox.exec.interpreter`) as `-m pytest`, with a junit
-report in the sandbox's scratch dir and the short summary on; `command` replaces it for other runners (status
-then comes from the exit code alone). The MCP adapter adds `suggested_skills`, searched with `failure_queries`.
+report in the sandbox's scratch dir and the short summary on. `command` replaces it (another runner, pytest with
+other options, a wrapper such as `make test`): pytest started anywhere in it writes its junit report there too
+(`PYTEST_ADDOPTS`), and that report is trusted over the command's exit code and text; without one, the status comes
+from the exit code alone. The MCP adapter adds `suggested_skills`, searched with `failure_queries`.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Literal
@@ -21,6 +24,7 @@ from sandbox.testing.config import RunnerConfig
 from sandbox.testing.failure_lines import exception_line
 from sandbox.testing.models import Reward, TestCase, TestRunResult
 from sandbox.testing.results import (
+    PYTEST_COMMAND_ARGS,
     PYTEST_REPORT_ARGS,
     ParsedReport,
     merge_reports,
@@ -71,11 +75,13 @@ def run_tests(
         with sandbox.scratch() as scratch:
             junit_path = scratch / "junit.xml"
             argv, shown = _command(interpreter, command, entries, junit_path)
-            env = run_env(ws, interpreter if command is not None else None)
+            env = run_env(ws, interpreter if command is not None else None, scratch)
+            if command is not None:
+                env["PYTEST_ADDOPTS"] = shlex.join([*PYTEST_COMMAND_ARGS, f"--junitxml={junit_path}"])
             run = sandbox.run(argv, cwd=ws, timeout=timeout_s, env=env, scratch=scratch, cancel=cancel)
             if run.cancelled:
                 raise RunCancelled(f"the run was cancelled after {run.duration_s:g} s")
-            junit = parse_junit(junit_path, config.message_chars, root=ws) if command is None else ParsedReport()
+            junit = parse_junit(junit_path, config.message_chars, root=ws)
         warnings = sandbox.warnings
         name = sandbox.name
     finally:
@@ -131,13 +137,14 @@ def _command(
     return argv, shlex.join(argv)
 
 
-def run_env(ws: Path, interpreter: Interpreter | None = None) -> dict[str, str]:
+def run_env(ws: Path, interpreter: Interpreter | None = None, scratch: Path | None = None) -> dict[str, str]:
     """What the run adds to the sandbox's environment: the workspace's `.venv/bin` first on PATH (and VIRTUAL_ENV),
     then the directory of `interpreter` (given in `command` mode).
 
     A command's `pytest`, `python` and `python -m pytest` are then the default command's interpreter (its venv's
     `bin` when it is a venv), not whatever the sandbox's PATH finds: under bubblewrap or docker the operator's
-    shims (pyenv, a `--user` install) lie under a HOME the sandbox does not show.
+    shims (pyenv, a `--user` install) lie under a HOME the sandbox does not show. An interpreter whose directory has
+    no `python` (Debian's `/usr/bin/python3`) gets one in `scratch` (a script that runs it), next on the PATH.
     """
     dirs: list[str] = []
     env: dict[str, str] = {}
@@ -147,9 +154,22 @@ def run_env(ws: Path, interpreter: Interpreter | None = None) -> dict[str, str]:
         env["VIRTUAL_ENV"] = str(venv)
     if interpreter is not None and str(interpreter.path.parent) not in dirs:
         dirs.append(str(interpreter.path.parent))
+        if scratch is not None and not os.path.lexists(interpreter.path.parent / "python"):
+            dirs.append(str(_python_alias(scratch, interpreter.path)))
     if dirs:
         env["PATH"] = ":".join(dirs)
     return env
+
+
+def _python_alias(scratch: Path, interpreter: Path) -> Path:
+    """A directory in `scratch` holding `python`: a script that runs `interpreter` (a link would not do: a venv's
+    interpreter finds its `pyvenv.cfg` next to the name it was started by)."""
+    where = scratch / "python-alias"
+    where.mkdir(exist_ok=True)
+    script = where / "python"
+    script.write_text(f'#!/bin/sh\nexec {shlex.quote(str(interpreter))} "$@"\n')
+    script.chmod(0o755)
+    return where
 
 
 def _assemble(
@@ -178,9 +198,11 @@ def _assemble(
     else:
         once = per_test_counts(report, counts)  # a test whose teardown failed does not pass
         rate = pass_rate(once["passed"], once["failed"], once["errors"], once["xpassed"])
+    # A command that failed without a test result to show (pytest not installed, a typo) may not have run any.
+    unseen = command_mode and counts["total"] == 0 and run.exit_code != 0
     reward = compute_reward(
         syntax=syntax.score,
-        ran=valid and not run.timed_out and report.collection_errors == 0,
+        ran=valid and not run.timed_out and report.collection_errors == 0 and not unseen,
         pass_rate=rate,
         valid=valid,
         weights=config.reward_weights,

@@ -10,8 +10,12 @@ The status of a pytest run trusts the junit report over the exit code and the ex
   no failure in the report is output spoofing, as SWE-bench checks; exit 0 with failures likewise).
 - `failed` / `passed`: exit 1 with failures in the report / exit 0 with a clean report.
 
-With `command` (another runner), only the exit code counts: 0 passed; 126, 127 (cannot run) or a signal death
-error; anything else failed.
+With `command`, pytest started anywhere in it writes its junit report where it is read (`PYTEST_ADDOPTS`), and
+that report is trusted over the command's exit code (a pipe, `|| true` or a later step hides pytest's): failures in
+it make the run `failed` whatever the exit code, a collection error or `pytest.exit()` `error`, no test
+`no_tests`; a clean one with tests `passed` on exit 0, `failed` (another step failed) otherwise. Without a report
+(another runner), only the exit code counts: 0 passed; 126, 127 (cannot run) or a signal death error; anything else
+failed; and when no test result was seen in the output either, a warning says so.
 """
 
 from __future__ import annotations
@@ -43,6 +47,9 @@ _NOT_FOUND_RE = re.compile(r"^ERROR: not found: (\S[^\n]*?)\s*$", re.MULTILINE)
 _INTERRUPTED_AT_RE = re.compile(r"^(\S[^\n]*?:\d+): KeyboardInterrupt$", re.MULTILINE)
 #: What pytest prints when a test or a hook calls `pytest.exit(reason, returncode=...)` during the run.
 _EXIT_CALLED_RE = re.compile(r"^!{3,} _pytest\.outcomes\.Exit: (.*?) !{3,}$", re.MULTILINE)
+
+#: `python -m pytest` with an interpreter that has no pytest: `/ws/.venv/bin/python: No module named pytest`.
+_NO_PYTEST_RE = re.compile(r"^(?:(\S[^\n]*?): )?No module named pytest\s*$", re.MULTILINE)
 
 #: What pytest's exit statuses mean (0, 1 and 5 are handled before).
 _EXIT_MEANING = {2: "interrupted", 3: "internal error", 4: "usage error: check the options and paths"}
@@ -97,11 +104,17 @@ def decide_status(
     if run.timed_out:
         return "timeout", [_timeout_note(run, counts, command_mode, root)]
     if command_mode:
-        if code == 0:
-            return "passed", []
         if code in (126, 127) or killed:
             return "error", [f"the command could not run or was {killed or 'not found'} (exit {code})"]
-        return "failed", []
+        if junit_found or report.problem:
+            return _command_status(run, report, counts, root)
+        status: RunStatus = "passed" if code == 0 else "failed"
+        if counts["total"]:
+            return status, []
+        return status, [
+            f"no test result was seen (pytest wrote no report and the output names no test): `{status}` follows the "
+            f"command's exit status ({code}) alone" + (f"; {hint}" if (hint := _missing_pytest(run)) else "")
+        ]
     bad = counts["failed"] + counts["errors"]
     if code == 5:
         return "no_tests", []
@@ -115,6 +128,9 @@ def decide_status(
     if not junit_found:
         if report.problem:
             return "error", [f"{report.problem}; the result is not trusted"]
+        hint = _missing_pytest(run)
+        if hint:
+            return "error", [f"pytest did not run: {hint}"]
         return "error", [_no_report(code, killed, ran_to_end=report.found, conftest=_conftest_failure(run))]
     if report.collection_errors:
         return "error", [f"{report.collection_errors} test module(s) failed to import or collect"]
@@ -133,6 +149,50 @@ def decide_status(
             return "failed", []
         return "error", ["pytest exited 1 but the report shows no failure (output spoofing?); result not trusted"]
     return "error", [f"pytest exit {code}: {killed or _EXIT_MEANING.get(code or 0, 'unexpected exit status')}"]
+
+
+def _command_status(
+    run: ExecResult, report: ParsedReport, counts: dict[str, int], root: Path | None
+) -> tuple[RunStatus, list[str]]:
+    """The status of a `command` run in which pytest wrote its junit report (see the module docstring)."""
+    code = run.exit_code
+    if report.problem:
+        return "error", [f"{report.problem}; the result is not trusted"]
+    if report.collection_errors:
+        return "error", [f"{report.collection_errors} test module(s) failed to import or collect"]
+    stopped = _EXIT_CALLED_RE.search(run.stdout)
+    if stopped is not None:
+        return "error", [f"pytest.exit() stopped the run early ({stopped.group(1)[:200]!r}): not trusted"]
+    bad = counts["failed"] + counts["errors"]
+    if bad:
+        if code == 0:
+            return "failed", [
+                f"the command exited 0 but pytest's report has {bad} failure(s): a pipe, `|| true` or a later step "
+                "hid pytest's exit status; the run is failed"
+            ]
+        return "failed", []
+    if not counts["total"]:
+        missing = _NOT_FOUND_RE.findall(run.stdout) or _NOT_FOUND_RE.findall(run.stderr)
+        if missing:
+            named = ", ".join(dict.fromkeys(_relative(m, root) for m in missing))
+            return "error", [f"pytest found no test named {named[:500]} (the file is there, the name in it is not)"]
+        return "no_tests", [f"pytest ran no test (exit {code}): nothing was collected, selected or run"]
+    if code == 0:
+        return "passed", []
+    return "failed", [
+        f"pytest's report shows no failure, but the command exited {code}: another step of the command failed"
+    ]
+
+
+def _missing_pytest(run: ExecResult) -> str:
+    """A hint for a run whose interpreter has no pytest (`python -m pytest` printed `No module named pytest`)."""
+    found = _NO_PYTEST_RE.search(run.stderr) or _NO_PYTEST_RE.search(run.stdout)
+    if found is None:
+        return ""
+    return (
+        f"{found.group(1) or 'the interpreter'} has no pytest: install it there (`python -m pip install pytest` in "
+        "the workspace's .venv), or point SKILLBANK_TEST_PYTHON at an interpreter that has it"
+    )
 
 
 def _relative(path: str, root: Path | None) -> str:

@@ -146,7 +146,7 @@ def test_command_mode_takes_its_status_from_the_exit_code(make_workspace, runner
     assert result.command.endswith("-m pytest -rA tests/test_mixed.py")
     assert result.failed == 3
     quiet = local(runner_config, ws=ws, command=f"{sys.executable} -m pytest -q")
-    assert (quiet.status, quiet.total, quiet.passed, quiet.failed, len(quiet.tests)) == ("failed", 6, 1, 3, 3)
+    assert (quiet.status, quiet.total, quiet.passed, quiet.failed, len(quiet.tests)) == ("failed", 6, 1, 3, 6)
     assert local(runner_config, ws=ws, command="true").status == "passed"
     assert local(runner_config, ws=ws, command="exit 3").status == "failed"
     missing = local(runner_config, ws=ws, command="no-such-runner --all")
