@@ -72,14 +72,21 @@ class Session:
         self.tool_calls += 1
         if isinstance(result, dict):
             if tool == "run_tests":
-                self.last_run = result
-                self.patched_since_run = False
+                if self.verifies(args):
+                    self.last_run = result
+                    self.patched_since_run = False
                 self.shown(result.get("suggested_skills") or [], to_model=by_model)
             elif tool == "apply_patch" and result.get("applied"):
                 self.patched_since_run = True
             elif tool == "search_skills":
                 self.shown(result.get("skills") or [], to_model=by_model)
         self.say(f"{tool} {_short(args, 60)} -> {describe(tool, result)}")
+
+    def verifies(self, args: dict[str, Any]) -> bool:
+        """Whether a run_tests call runs what the harness's own run does (the suite, or the tests it was given), so
+        its result can stand for the attempt's: a model's run of another `command` (`true`) or of a few tests
+        does not (the harness runs its own at the end instead)."""
+        return args.get("command") is None and (args.get("tests") or None) == (self.test_args.get("tests") or None)
 
     def shown(self, skills: list[dict[str, Any]], *, to_model: bool) -> None:
         """Note skills a call returned; `to_model`: they reached the model (a result it read, or its prompt)."""

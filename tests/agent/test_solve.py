@@ -98,3 +98,43 @@ async def test_the_timeout_ends_a_stuck_run_as_a_failure_that_names_it(buggy_rep
     [traj] = trajectories()
     assert traj["status"] == "closed"
     assert traj["outcome"] == "failure"
+
+
+async def test_a_models_run_of_another_command_does_not_decide_the_outcome(
+    buggy_repo: Path, server, trajectories
+) -> None:
+    """`run_tests(command="true")` passes; the model's run of the suite before it, which failed, decides."""
+    model = scripted([
+        [("run_tests", {})],
+        [("run_tests", {"command": "true"})],
+        "all green.",
+    ])  # fmt: skip
+    with anyio.fail_after(120):
+        result = await solve("make test_add pass", buggy_repo, model, server=server)
+    assert result.outcome == "failure"
+    assert result.reward < 1.0
+    assert result.tests is not None
+    assert result.tests.failed == 1
+    [traj] = trajectories()
+    assert traj["outcome"] == "failure"
+    runs = [s["args"].get("command") for s in traj["steps"] if s.get("tool") == "run_tests"]
+    assert runs == [None, None, "true"]  # the harness's first run, the model's two
+
+
+async def test_after_a_patch_a_models_run_of_a_few_tests_is_followed_by_the_harness_run(
+    buggy_repo: Path, server, trajectories
+) -> None:
+    model = scripted([
+        [("apply_patch", {"patch": FIX})],
+        [("run_tests", {"command": "true"})],
+        [("run_tests", {"tests": ["test_calc.py::test_add"]})],
+        "fixed.",
+    ])  # fmt: skip
+    with anyio.fail_after(120):
+        result = await solve("make test_add pass", buggy_repo, model, server=server)
+    assert result.outcome == "success"
+    assert result.tests is not None
+    assert result.tests.passed == 2  # the whole suite, run by the harness at the end
+    [traj] = trajectories()
+    runs = [(s["args"].get("command"), s["args"].get("tests")) for s in traj["steps"] if s.get("tool") == "run_tests"]
+    assert runs == [(None, None), ("true", None), (None, ["test_calc.py::test_add"]), (None, None)]
