@@ -161,14 +161,19 @@ def _operator_interpreter(python: str, source: Literal["configured", "path"]) ->
 
 @lru_cache(maxsize=16)
 def _query(python: str) -> tuple[str, str, str]:
+    proc: subprocess.CompletedProcess[str] | None = None
     try:
         proc = subprocess.run(
             [python, "-I", "-c", _QUERY], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
         )
         executable, prefix, base_prefix = json.loads(proc.stdout.strip().splitlines()[-1])
     except (OSError, subprocess.SubprocessError, ValueError, TypeError, IndexError) as exc:
+        why = str(exc)
+        if proc is not None:  # it ran, and did not answer: what it said says what is wrong (a pyenv shim's line)
+            said = " ".join(proc.stderr.split())[-300:]
+            why = f"exit {proc.returncode}" + (f": {said}" if said else ", no answer on stdout")
         raise InterpreterNotFound(
-            f"the test python {python!r} does not run ({exc}); fix SKILLBANK_TEST_PYTHON, create a `.venv` in the "
+            f"the test python {python!r} does not run ({why}); fix SKILLBANK_TEST_PYTHON, create a `.venv` in the "
             "workspace, or pass `command` to run_tests",
             workaround=WORKAROUND,
         ) from exc

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.errors import InterpreterNotFound
 from sandbox.exec.interpreter import find_interpreter
 
 REAL_PYTHON = Path(sys.executable).resolve()
@@ -123,3 +124,15 @@ def test_a_workspace_venv_linked_to_a_dir_that_is_no_venv_shows_nothing_of_it(tm
     (fake_home / "bin").mkdir()
     (fake_home / "bin" / "python").symlink_to(sys.executable)
     assert fake_home not in find_interpreter(ws).roots  # HOME itself is never shown, venv-like or not
+
+
+def test_a_test_python_that_fails_to_start_is_reported_with_its_exit_and_its_own_words(tmp_path: Path) -> None:
+    shim = tmp_path / "python3.12"
+    shim.write_text("#!/bin/sh\necho 'pyenv: python3.12: command not found' >&2\nexit 127\n")
+    shim.chmod(0o755)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with pytest.raises(InterpreterNotFound) as caught:
+        find_interpreter(ws, str(shim))
+    assert "does not run (exit 127: pyenv: python3.12: command not found)" in str(caught.value)
+    assert "list index" not in str(caught.value)
