@@ -49,6 +49,7 @@ class AgenticSolver:
     def solve(self, ctx: SolveContext) -> SolveResult:
         import anyio
 
+        from agent.eval.records import is_api_error
         from agent.run import solve
         from agent.tree import init_repo, is_git_repo, snapshot
 
@@ -74,7 +75,9 @@ class AgenticSolver:
             input_tokens=outcome.input_tokens,
             output_tokens=outcome.output_tokens,
             requests=outcome.requests,
-            candidates=1,
+            # A run the model's API ended before any change proposed no candidate: `solver_error`, not a failure
+            # of the model (pydantic-ai's errors of the model itself, a tool retried too often, are its own).
+            candidates=0 if is_api_error(outcome.error) and not outcome.final_diff.strip() else 1,
             best_reward=outcome.reward,
             skills_shown=list(outcome.skills_shown),
             trajectory_id=outcome.trajectory_id,

@@ -18,7 +18,15 @@ from typing import Any, Literal
 
 from agent.eval.edits import drop_test_files
 from agent.eval.learn import distill, open_eval_bank, open_store, record_attempt, retire, skill_lookup
-from agent.eval.records import AttemptLog, AttemptRecord, Condition, Phase, attempt_key
+from agent.eval.records import (
+    CONFIG_API_ERRORS,
+    AttemptLog,
+    AttemptRecord,
+    Condition,
+    Phase,
+    attempt_key,
+    error_class,
+)
 from agent.eval.report import summarize, write_html
 from agent.eval.scripted import is_scripted, scripted_model
 from agent.eval.solver import SolveContext, Solver, SolveResult
@@ -230,6 +238,12 @@ def _attempt(
         except SandboxError as exc:
             solved = SolveResult(error=f"{type(exc).__name__}: {exc}"[:500])
     patch = drop_test_files(solved.patch)
+    if not patch.strip() and error_class(solved.error) in CONFIG_API_ERRORS:
+        raise EvalError(
+            f"{phase} attempt {k} of {tf.task.task_id} ({condition}): the model's API refused the configuration "
+            f"({solved.error}); check the model's name and its key (OPENAI_API_KEY, ANTHROPIC_API_KEY). It was not "
+            "logged, so the same command resumes there once this is fixed"
+        )
     if not patch.strip():
         status = "solver_error" if solved.error and not solved.candidates else "no_patch"
         resolved, valid = False, status != "solver_error"

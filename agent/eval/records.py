@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -58,8 +59,27 @@ SETUP_ERRORS = ("SandboxUnavailable", "SandboxConfigError", "InterpreterNotFound
                 "BackendUnavailable", "WriteFailed", "OSError", "FileNotFoundError", "PermissionError")  # fmt: skip
 
 
+#: The model's API failing (pydantic-ai's `ModelAPIError` family: a server error, a timeout, a rate limit past its
+#: retries, a refused connection), by the error's class name: like a setup failure, it says nothing about the model.
+_API_ERROR_RE = re.compile(r"_?(?:HTTP)?Model[A-Za-z]*Error")
+#: API errors of the configuration (the key, the model's name): every attempt would fail the same way.
+CONFIG_API_ERRORS = ("ModelAuthenticationError", "ModelNotFoundError")
+
+
+def error_class(error: str | None) -> str:
+    """The class name an attempt's `error` starts with (`ModelServerError: status_code: 500, ...`)."""
+    return (error or "").split(":", 1)[0].strip().lstrip("_").removeprefix("HTTP")
+
+
+def is_api_error(error: str | None) -> bool:
+    return _API_ERROR_RE.fullmatch(error_class(error)) is not None
+
+
 def is_setup_failure(record: AttemptRecord) -> bool:
-    return record.status == "solver_error" and (record.error or "").split(":", 1)[0] in SETUP_ERRORS
+    """A `solver_error` the machine, the configuration or the model's API caused: not an attempt, so a rerun redoes
+    it (an older log may hold the first two as finished attempts; API failures are logged, counted invalid, and
+    redone by a rerun once the API answers)."""
+    return record.status == "solver_error" and (error_class(record.error) in SETUP_ERRORS or is_api_error(record.error))
 
 
 def attempt_key(round_: int, phase: str, condition: str, task_id: str, attempt: int) -> str:

@@ -151,3 +151,55 @@ def test_setup_failures_an_older_run_logged_as_attempts_are_redone(small_tasks: 
     summary = run_eval(cfg, os.environ)
     assert summary["rounds"][0]["heldout"]["skills"]["resolved"] == 1
     assert len(log.read_text().splitlines()) == 2 * len(lines)
+
+
+ONESHOT_SOLVER = harness._oneshot_solver
+
+
+def _solver_failing_with(monkeypatch: pytest.MonkeyPatch, error: str, times: int) -> dict[str, int]:
+    """The one-shot solver, whose first `times` attempts end with the model's API failing with `error`."""
+    from agent.eval.solver import SolveResult
+
+    calls = {"n": 0}
+
+    def wrapped(*args: Any) -> Any:
+        solver = ONESHOT_SOLVER(*args)
+        solve = solver.solve
+
+        def solve_or_fail(ctx: Any) -> Any:
+            calls["n"] += 1
+            return SolveResult(error=error) if calls["n"] <= times else solve(ctx)
+
+        solver.solve = solve_or_fail  # type: ignore[method-assign]
+        return solver
+
+    monkeypatch.setattr(harness, "_oneshot_solver", wrapped)
+    return calls
+
+
+def test_an_api_outage_is_an_invalid_attempt_that_a_rerun_redoes(
+    small_tasks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "eval"
+    cfg = config(small_tasks, out, "scripted:gold", max_train=1, max_heldout=1)
+    _solver_failing_with(monkeypatch, "ModelServerError: status_code: 500, model_name: x, body: boom", times=99)
+    summary = run_eval(cfg, os.environ)
+    heldout = summary["rounds"][0]["heldout"]
+    assert heldout["skills"]["resolved"] == heldout["no_skills"]["resolved"] == 0
+    records = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
+    assert {(r["status"], r["valid"]) for r in records} == {("solver_error", False)}
+    _solver_failing_with(monkeypatch, "unused", times=0)  # the API answers again: every attempt is redone
+    summary = run_eval(cfg, os.environ)
+    heldout = summary["rounds"][0]["heldout"]
+    assert heldout["skills"]["resolved"] == heldout["no_skills"]["resolved"] == 1
+
+
+def test_a_key_the_api_refuses_stops_the_eval_and_logs_nothing(
+    small_tasks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "eval"
+    cfg = config(small_tasks, out, "scripted:gold", max_train=1, max_heldout=1)
+    _solver_failing_with(monkeypatch, "ModelAuthenticationError: status_code: 401, body: bad key", times=99)
+    with pytest.raises(EvalError, match=r"refused the configuration.*check the model's name and its key"):
+        run_eval(cfg, os.environ)
+    assert not (out / "attempts.jsonl").exists() or not (out / "attempts.jsonl").read_text().strip()
