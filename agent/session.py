@@ -17,6 +17,8 @@ from pydantic_ai.exceptions import ToolFailed
 from pydantic_ai.mcp import CallToolFunc, MCPToolset
 
 from agent.prompt import compact_run
+from skills_store.models import MAX_STEP_CONTENT_CHARS, MAX_TASK_CHARS
+from skills_store.truncate import truncate_text
 
 Progress = Callable[[str], None]
 
@@ -132,8 +134,12 @@ class Session:
     async def record(self, steps: list[dict[str, Any]], **fields: Any) -> None:
         """Append steps (and task / outcome / final) to this session's trajectory."""
         now = datetime.now(UTC).isoformat()
-        for step in steps:
+        for step in steps:  # what the server would refuse is cut (a 30 KB pasted task, a runaway model's reply)
             step.setdefault("ts", now)
+            if isinstance(step.get("content"), str):
+                step["content"] = truncate_text(step["content"], MAX_STEP_CONTENT_CHARS)
+        if isinstance(fields.get("task"), str):
+            fields["task"] = truncate_text(fields["task"], MAX_TASK_CHARS)
         args = {"steps": steps, **{k: v for k, v in fields.items() if v is not None}}
         result = await self.toolset.direct_call_tool("record_trajectory", args)
         if isinstance(result, dict):

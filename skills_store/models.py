@@ -144,13 +144,18 @@ Outcome = Literal["success", "failure", "abandoned"]
 TrajectoryStatus = Literal["open", "closed"]
 
 
+#: The longest `Step.content` and trajectory `task` stored (`record_trajectory` refuses longer ones).
+MAX_STEP_CONTENT_CHARS = 1_000_000
+MAX_TASK_CHARS = 20_000
+
+
 class Step(BaseModel):
     """One step of a trajectory: an agent's thought, a tool call and its result, a message."""
 
     model_config = ConfigDict(extra="forbid")
 
     kind: StepKind
-    content: str = Field(default="", max_length=1_000_000)
+    content: str = Field(default="", max_length=MAX_STEP_CONTENT_CHARS)
     tool: str | None = Field(default=None, max_length=200)
     args: dict[str, Any] | None = None
     result: Any | None = None

@@ -16,7 +16,7 @@ from mcp_server.deps import Deps
 from mcp_server.errors import tool_result
 from mcp_server.recording import BATCH_ADVICE, MAX_STEPS_PER_CALL, RecordResult
 from mcp_server.toolset import ToolSet
-from skills_store.models import Step
+from skills_store.models import MAX_TASK_CHARS, Step
 
 #: At most this many skills per call in `used_skills`.
 MAX_USED_SKILLS = 50
@@ -65,7 +65,9 @@ def register(server: ToolSet, deps: Deps) -> None:
                 description="Steps to append, oldest first. kind: thought|action|observation|tool_call|message.",
             ),
         ] = [],  # noqa: B006 - pydantic copies defaults
-        task: Annotated[str | None, Field(max_length=20_000, description="What the session is trying to do.")] = None,
+        task: Annotated[
+            str | None, Field(max_length=MAX_TASK_CHARS, description="What the session is trying to do.")
+        ] = None,
         outcome: Annotated[
             Literal["success", "failure", "abandoned"] | None, Field(description="How it ended, if it has.")
         ] = None,

@@ -138,3 +138,20 @@ async def test_after_a_patch_a_models_run_of_a_few_tests_is_followed_by_the_harn
     [traj] = trajectories()
     runs = [(s["args"].get("command"), s["args"].get("tests")) for s in traj["steps"] if s.get("tool") == "run_tests"]
     assert runs == [(None, None), ("true", None), (None, ["test_calc.py::test_add"]), (None, None)]
+
+
+async def test_a_long_task_and_a_runaway_reply_are_cut_for_the_trajectory_not_a_crash(
+    buggy_repo: Path, server, trajectories
+) -> None:
+    task = "make test_add pass. The log:\n" + "E   AssertionError: something\n" * 1000  # 30 KB, over the 20,000 kept
+    reply = "x" * 1_200_000  # over the 1,000,000 characters a step keeps
+    model = scripted([[("apply_patch", {"patch": FIX})], reply])
+    with anyio.fail_after(120):
+        result = await solve(task, buggy_repo, model, server=server)
+    assert result.outcome == "success"
+    [traj] = trajectories()
+    assert len(traj["task"]) <= 20_000
+    assert "characters truncated" in traj["task"]
+    assert traj["task"].startswith("make test_add pass.")
+    assert max(len(s["content"]) for s in traj["steps"]) <= 1_000_000
+    assert any("characters truncated" in s["content"] for s in traj["steps"])
