@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from skills_store.errors import ConfigError
 
@@ -63,8 +64,16 @@ def _base_url(env: Mapping[str, str], variable: str) -> str | None:
     url = (env.get(variable) or "").strip()
     if not url:
         return None
+    hint = f"set it like {variable}=http://host:8000/v1"
     if not url.startswith(("http://", "https://")) or len(url.split("://", 1)[1].strip("/")) == 0:
-        raise ModelConfigError(f"{variable}={url!r} is not an http(s) URL; set it like {variable}=http://host:8000/v1")
+        raise ModelConfigError(f"{variable}={url!r} is not an http(s) URL; {hint}")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in 0-65535
+    except ValueError as exc:
+        raise ModelConfigError(f"{variable}={url!r} is not a valid URL ({exc}); {hint}") from None
+    if not parts.hostname:
+        raise ModelConfigError(f"{variable}={url!r} names no host; {hint}")
     return url
 
 

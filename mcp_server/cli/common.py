@@ -33,8 +33,13 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def unreachable_hint(error: str | None, spec: str) -> str | None:
-    """A one-line hint naming the variable when the model endpoint could not be reached at all (`agent`, `distill`:
-    exit 2, the configuration's fault); None for any other error (the model was reached, so the run failed)."""
+    """A one-line hint naming the variable when the model endpoint could not be reached at all, or refused the key
+    (`agent`, `distill`: exit 2, the configuration's fault); None for any other error (the model was reached, so the
+    run failed)."""
+    if error and (error.startswith(("ModelAuthenticationError", "_HTTPModelAuthenticationError"))
+                  or "status_code: 401" in error):  # fmt: skip
+        variable = "ANTHROPIC_API_KEY" if spec.startswith("anthropic:") else "OPENAI_API_KEY"
+        return f"the model {spec!r} refused the key: {error.splitlines()[0][:300]}; check {variable}"
     if not error or not any(w in error for w in ("Connection error", "ConnectError", "connection refused", "404")):
         return None
     variable = "ANTHROPIC_BASE_URL" if spec.startswith("anthropic:") else "OPENAI_BASE_URL"

@@ -211,3 +211,37 @@ def test_an_openai_model_solves_through_the_responses_api(
     assert traj["steps"][-1]["content"] == "fixed add"
     assert [s["tool"] for s in traj["steps"] if s.get("tool")] == ["run_tests", "search_skills", "run_tests",
                                                                    "apply_patch", "run_tests"]  # fmt: skip
+
+
+def test_a_key_the_provider_refuses_is_one_line_naming_the_key_variable(
+    buggy_repo: Path, server, agent_env: dict[str, str]
+) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = json.dumps({"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}).encode()
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        env = {**agent_env, "OPENAI_BASE_URL": f"http://127.0.0.1:{httpd.server_address[1]}/v1"}
+        out = run_agent(server, env, "fix", "--workspace", str(buggy_repo), "--model", "openai-chat:q", "--no-stream")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert out.returncode == 2, out.stdout + out.stderr
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("skillbank: error: the model 'openai-chat:q' refused the key")
+    assert last.endswith("check OPENAI_API_KEY")
+    assert "Traceback" not in out.stderr

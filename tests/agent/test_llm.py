@@ -66,6 +66,9 @@ def test_an_anthropic_model_with_a_key_resolves() -> None:
         ("  ", {}, "the model is empty"),
         ("openai:qwen", {"OPENAI_BASE_URL": "localhost:8000"}, "OPENAI_BASE_URL='localhost:8000' is not an http"),
         ("anthropic:c", {"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": "ftp://x"}, "ANTHROPIC_BASE_URL='ftp://x'"),
+        ("openai:q", {"OPENAI_BASE_URL": "http://127.0.0.1:abc/v1"}, r"is not a valid URL \(Port could not be cast"),
+        ("openai:q", {"OPENAI_BASE_URL": "http://127.0.0.1:99999/v1"}, r"is not a valid URL \(Port out of range"),
+        ("openai:q", {"OPENAI_BASE_URL": "http://:8000/v1"}, "names no host"),
     ],
 )
 def test_bad_model_strings_and_missing_keys_are_config_errors_that_say_what_to_set(
