@@ -103,6 +103,14 @@ def agent(
              "local:...), or set SKILLBANK_MODEL")  # fmt: skip
     if not workspace.is_dir():
         fail(f"--workspace {workspace} is not a directory")
+    if tests:
+        from sandbox.errors import RequestRefused
+        from sandbox.testing.arguments import check_tests
+
+        try:  # before the model runs: a typo in --test would cost a whole session and end as a plain failure
+            check_tests(workspace.resolve(), list(tests))
+        except RequestRefused as exc:
+            fail(f"--test: {exc}")
     with clean_errors():
         from agent.llm import resolve_model
         from agent.run import Limits, solve

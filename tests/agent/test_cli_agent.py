@@ -245,3 +245,18 @@ def test_a_key_the_provider_refuses_is_one_line_naming_the_key_variable(
     assert last.startswith("skillbank: error: the model 'openai-chat:q' refused the key")
     assert last.endswith("check OPENAI_API_KEY")
     assert "Traceback" not in out.stderr
+
+
+def test_a_test_id_whose_file_does_not_exist_is_refused_before_the_model_runs(
+    buggy_repo: Path, server, agent_env: dict[str, str]
+) -> None:
+    with chat_endpoint(["unused"]) as llm:
+        env = {**agent_env, "OPENAI_BASE_URL": f"{llm.url}/v1"}
+        out = run_agent(server, env, "fix", "--workspace", str(buggy_repo), "--model", "openai-chat:q",
+                        "--test", "test_calc.py::test_add", "--test", "test_nope.py::test_x")  # fmt: skip
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert out.stderr.strip() == (
+        "skillbank: error: --test: tests[1] 'test_nope.py::test_x': 'test_nope.py' does not exist in the workspace; "
+        "use a path relative to the workspace root (list the tests directory to find it)"
+    )
+    assert llm.requests == []
