@@ -35,10 +35,23 @@ def collect() -> Path:
         report = REPORTS / f"{name}.md"
         if report.is_file():
             body = report.read_text(encoding="utf-8").strip()
-            parts.append(re.sub(r"^(#+) ", r"#\1 ", body, flags=re.MULTILINE) + "\n")
+            body = re.sub(r"^(#+) ", r"#\1 ", body, flags=re.MULTILINE)
+            parts.append(_relink(body, REPORTS.name) + "\n")
     out = REPORTS.parent / "benchmarks.md"
     out.write_text("\n".join(parts), encoding="utf-8")
     return out
+
+
+def _relink(markdown: str, folder: str) -> str:
+    """A report's relative links (`[x](search_stdio.md)`, written from docs/benchmarks/) as seen from docs/."""
+
+    def fix(found: re.Match[str]) -> str:
+        target = found.group(2)
+        if re.match(r"[a-z][a-z0-9+.-]*:|/|#", target):  # a URL, an absolute path, an anchor
+            return found.group(0)
+        return f"{found.group(1)}({folder}/{target})"
+
+    return re.sub(r"(\[[^\]\n]*\])\(([^)\s]+)\)", fix, markdown)
 
 
 def main(argv: list[str]) -> int:
