@@ -241,10 +241,25 @@ def refusal_result(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
+#: Why a skillbank tool may be missing from a server, and who can turn it on (not the model).
+_EXEC_HINT = (
+    "it runs or writes the workspace's code, which over HTTP is off unless the operator starts the server with "
+    "--allow-exec; or the operator left it out with --tools"
+)
+OFF_TOOL_HINTS = {
+    "run_tests": _EXEC_HINT,
+    "apply_patch": _EXEC_HINT,
+    "search_skills": "the operator left it out with --tools, or set SKILLBANK_NO_SKILLS",
+    "record_trajectory": "the operator left it out with --tools",
+}
+
+
 def unknown_tool_text(name: object, known: Iterable[str]) -> str:
     options = list(known)
     if name is None:
         return f"the call names no tool (its `name` is missing or null): this server has {', '.join(options)}"
+    if isinstance(name, str) and name in OFF_TOOL_HINTS and name not in options:
+        return f"{name} is turned off on this server ({OFF_TOOL_HINTS[name]}): this server has {', '.join(options)}"
     guess = closest(name, options) if isinstance(name, str) else None
     hint = f"did you mean {guess!r}? " if guess else ""
     shown = repr(name) if isinstance(name, str) else f"{json.dumps(name)[:80]} (not a string)"

@@ -135,7 +135,20 @@ async def test_an_unknown_tool_is_refused_with_the_closest_tool_name(settings: S
     assert result.is_error
     assert "unknown tool 'search_skill': did you mean 'search_skills'?" in result.content[0].text
     assert hidden.is_error
-    assert "this server has search_skills" in hidden.content[0].text
+    assert hidden.content[0].text == (
+        "apply_patch is turned off on this server (it runs or writes the workspace's code, which over HTTP is off "
+        "unless the operator starts the server with --allow-exec; or the operator left it out with --tools): this "
+        "server has search_skills"
+    )
+
+
+async def test_the_instructions_name_only_the_tools_the_server_serves(settings: Settings) -> None:
+    async with Client(create_server(build_deps(settings, tools=["search_skills", "record_trajectory"]))) as client:
+        text = client.instructions or ""
+    assert "search_skills" in text
+    assert "record_trajectory" in text
+    assert "run_tests" not in text
+    assert "apply_patch" not in text
 
 
 async def test_every_listed_schema_forbids_unknown_arguments(settings: Settings) -> None:
