@@ -75,7 +75,13 @@ Scope = Annotated[
     Literal["project", "user"] | None,
     typer.Option(help="project (Claude Code's .mcp.json) or user config; default: project for claude, else user."),
 ]
-Workspace = Annotated[Path | None, typer.Option(help="The project (default: cwd); pinned for Cline and user scope.")]
+Workspace = Annotated[
+    Path | None,
+    typer.Option(
+        help="The project (default: cwd). Cline's server is pinned to it; at user scope a server is pinned only when "
+        "it is given (else it serves the directory the client runs in)."
+    ),
+]
 Force = Annotated[bool, typer.Option(help="Replace or remove a different server named skillbank.")]
 
 

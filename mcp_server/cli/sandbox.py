@@ -35,7 +35,7 @@ def build_image_command(
     tag = tag or load_settings().docker_image
     problem = docker_problem(None, docker_host)
     if problem:
-        typer.echo(f"error: {problem}", err=True)
+        typer.echo(f"skillbank: error: {problem}", err=True)
         raise typer.Exit(1)
     with clean_errors(), engine_errors(), open_client(docker_host) as client:
         info = build_image(client, tag)
@@ -72,7 +72,7 @@ def stop_command(
     """Remove the warm sandbox containers (they also exit by themselves when idle)."""
     problem = docker_problem(None, docker_host)
     if problem:
-        typer.echo(f"error: {problem}", err=True)
+        typer.echo(f"skillbank: error: {problem}", err=True)
         raise typer.Exit(1)
     with clean_errors(), engine_errors(), open_client(docker_host) as client:
         removed = stop_containers(client, workspace.resolve() if workspace else None)
