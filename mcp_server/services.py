@@ -36,7 +36,7 @@ def open_bank(settings: Settings, *, reembed: bool = False, isolated: bool = Fal
     """
     from skills_store.bank import SkillBank
     from skills_store.embedders import make_embedder
-    from skills_store.starter import seed_if_new
+    from skills_store.starter import decline_if_new, seed_if_new
 
     bank = SkillBank.open(
         settings.home,
@@ -47,6 +47,8 @@ def open_bank(settings: Settings, *, reembed: bool = False, isolated: bool = Fal
     )
     if settings.starter_skills:
         seed_if_new(bank)
+    else:
+        decline_if_new(bank)
     trim()
     return bank
 

@@ -30,3 +30,10 @@ def seed_if_new(bank: SkillBank) -> int:
         added = len(skills)
     bank.catalog.set_meta(SEEDED_KEY, str(added))
     return added
+
+
+def decline_if_new(bank: SkillBank) -> None:
+    """A store opened with the starter pack turned off has had its one offer: opening it later with the pack on
+    (another shell's settings than the client's) does not seed it."""
+    if bank.catalog.get_meta(SEEDED_KEY) is None:
+        bank.catalog.set_meta(SEEDED_KEY, "declined")

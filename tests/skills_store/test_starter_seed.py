@@ -38,12 +38,18 @@ def test_a_store_that_already_has_skills_gets_no_starter_pack(tmp_path: Path, sk
         bank.close()
 
 
-def test_starter_skills_off_leaves_a_new_store_empty(tmp_path: Path) -> None:
+def test_starter_skills_off_leaves_a_new_store_empty_also_when_opened_later_with_them_on(tmp_path: Path) -> None:
+    """The server was installed with SKILLBANK_STARTER_SKILLS=0; `skillbank distill` runs in a shell without it."""
     bank = open_bank(settings(tmp_path, starter_skills=False))
     try:
         assert bank.count() == 0
     finally:
         bank.close()
+    later = open_bank(settings(tmp_path))
+    try:
+        assert later.count() == 0
+    finally:
+        later.close()
 
 
 def test_chroma_never_instantiates_its_default_embedding_function(
