@@ -29,7 +29,7 @@ from mcp.server.mcpserver import Context
 from mcp_server.call_record import CallRecord, call_step
 from mcp_server.capture_text import ANSWER_TIMEOUT_S, CapturedArgs
 from mcp_server.close_notifier import CloseNotifier
-from mcp_server.recording import RecordResult, check_batch, used_skills_step
+from mcp_server.recording import RecordResult, check_batch, closing_fingerprint, used_skills_step
 from mcp_server.redact_worker import RedactWorker
 from mcp_server.session_key import session_identity
 from mcp_server.sessions import SessionTable
@@ -224,9 +224,15 @@ class SessionCapture:
         check_batch(steps)
         red = self.redactor
         only_closing = final and not steps and not task and not used_skills
-        creates = trajectory_id is None and session_identity(ctx).key not in self.sessions
+        identity = session_identity(ctx)
+        creates = trajectory_id is None and identity.key not in self.sessions
 
         named = list(dict.fromkeys(used_skills or ()))
+        fingerprint = closing_fingerprint(steps, task, outcome, named) if final and trajectory_id is None else None
+        if fingerprint is not None and not only_closing and not identity.per_request:
+            retried = self.sessions.last_closed(identity.key, fingerprint)
+            if retried is not None:  # a retry of the call that closed it (its answer was lost): not a new trajectory
+                return await self._closed_again(retried, outcome)
 
         def redacted(not_shown: list[str], check: bool = False) -> list[Step]:
             clean = [self._redacted_step(s) for s in steps]
@@ -276,13 +282,13 @@ class SessionCapture:
             # server process, or by close-stale): the session goes on in a new one, as after its own final=true.
             self.sessions.forget(tid)
             if only_closing:  # closing it again: it is closed
-                self.sessions.remember_closed(session_identity(ctx).key, tid)
+                self.sessions.remember_closed(identity.key, tid)
                 return await self._closed_again(tid, outcome)
             tid = await self.sessions.trajectory_id(ctx)
             result = await anyio.to_thread.run_sync(work, tid)
         if final:
             key = self.sessions.forget(tid)
-            self.sessions.remember_closed(key if key is not None else session_identity(ctx).key, tid)
+            self.sessions.remember_closed(key if key is not None else identity.key, tid, fingerprint)
             self._closer.notify([tid])
         return result
 

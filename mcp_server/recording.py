@@ -5,6 +5,8 @@ Shared by the tool adapter (its argument limits and refusal advice) and `Session
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
@@ -67,3 +69,10 @@ def used_skills_step(redactor: Redactor, skill_ids: list[str], not_shown: Sequen
         ok=True,
         content=content,
     )
+
+
+def closing_fingerprint(steps: Sequence[Step], task: str | None, outcome: str | None, used: Sequence[str]) -> str:
+    """What a closing `record_trajectory` call (`final=true`, no id) carries, timestamps left out: a client that
+    retries it after a lost answer sends the same, and is answered with the trajectory it closed."""
+    body = [[s.model_dump(mode="json", exclude={"ts"}) for s in steps], task, outcome, list(used)]
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=str).encode()).hexdigest()

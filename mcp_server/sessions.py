@@ -58,8 +58,8 @@ class SessionTable:
         self.stale_after = stale_after
         self._sessions: dict[str, _Session] = {}
         self._by_trajectory: dict[str, _Session] = {}
-        self._closed: OrderedDict[str, str] = OrderedDict()
-        """session key -> the trajectory its last `final=true` closed."""
+        self._closed: OrderedDict[str, tuple[str, str | None]] = OrderedDict()
+        """session key -> the trajectory its last `final=true` closed, and that call's fingerprint."""
         self._lock: anyio.Lock | None = None
         self._clock = clock
         self._last_reap = clock()
@@ -115,18 +115,25 @@ class SessionTable:
             del self._sessions[session.key]
         return session.key
 
-    def remember_closed(self, key: str | None, trajectory_id: str) -> None:
-        """This session closed this trajectory (`final=true`): a repeated close is answered with it."""
+    def remember_closed(self, key: str | None, trajectory_id: str, fingerprint: str | None = None) -> None:
+        """This session closed this trajectory (`final=true`): a repeated close, or a retry of the closing call (the
+        same `fingerprint`), is answered with it."""
         if key is None:
             return
-        self._closed[key] = trajectory_id
+        self._closed[key] = (trajectory_id, fingerprint)
         self._closed.move_to_end(key)
         while len(self._closed) > CLOSED_MEMORY:
             self._closed.popitem(last=False)
 
-    def last_closed(self, key: str) -> str | None:
-        """The trajectory this session closed last, when it has none open now."""
-        return None if key in self._sessions else self._closed.get(key)
+    def last_closed(self, key: str, fingerprint: str | None = None) -> str | None:
+        """The trajectory this session closed last, when it has none open now; with `fingerprint`, only when the
+        call that closed it had that fingerprint (a client's retry of it)."""
+        if key in self._sessions or key not in self._closed:
+            return None
+        trajectory_id, closed_by = self._closed[key]
+        if fingerprint is not None and fingerprint != closed_by:
+            return None
+        return trajectory_id
 
     async def reap_idle(self) -> None:
         """Close the sessions idle for `idle_close_s` (the server calls this periodically, not only on calls)."""

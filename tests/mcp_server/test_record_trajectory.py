@@ -66,6 +66,23 @@ async def test_after_final_the_session_continues_in_a_new_trajectory(env) -> Non
     assert reopened.structured_content["status"] == "open"
 
 
+async def test_a_retried_closing_call_answers_with_the_trajectory_it_closed_and_other_work_is_new(env) -> None:
+    store, server = env
+    closing = {"steps": [{"kind": "message", "content": "done", "ts": "2026-12-04T10:00:00Z"}], "task": "fix it",
+               "outcome": "success", "final": True}  # fmt: skip
+    retry = {**closing, "steps": [{"kind": "message", "content": "done", "ts": "2026-12-04T10:00:09Z"}]}
+    other = {**closing, "steps": [{"kind": "message", "content": "the next task, done"}], "outcome": "failure"}
+    async with mcp.Client(server) as client:
+        first = (await client.call_tool("record_trajectory", closing)).structured_content
+        again = (await client.call_tool("record_trajectory", retry)).structured_content
+        new = (await client.call_tool("record_trajectory", other)).structured_content
+    assert again == {**first, "steps_recorded": 0}
+    assert new["trajectory_id"] != first["trajectory_id"]
+    assert new["steps_recorded"] == 1
+    assert [(t.outcome, t.status) for t in store.list(limit=10)] == [("failure", "closed"), ("success", "closed")]
+    assert len(store.get(first["trajectory_id"]).steps) == 1
+
+
 async def test_an_explicit_trajectory_id_writes_to_that_trajectory(env) -> None:
     store, server = env
     other = store.create(source="claude-code").trajectory_id
