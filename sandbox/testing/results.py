@@ -32,30 +32,13 @@ from sandbox.untrusted import OPEN_FLAGS
 #: `--junit-prefix=` undoes a prefix set in the project's addopts, which junit would put before every id.
 #: `junit_logging=no` and `junit_log_passing_tests=false` keep the tests' captured output out of the report (a CI
 #: config's `junit_logging = all` made it as large as the output, past `MAX_JUNIT_BYTES`, and the run an error).
-PYTEST_REPORT_ARGS = (
-    "-rfEsxXp",
-    "-o",
-    "junit_family=xunit1",
-    "-o",
-    "junit_logging=no",
-    "-o",
-    "junit_log_passing_tests=false",
-    "--rootdir=.",
-    "--junit-prefix=",
-)
+_JUNIT_OPTIONS = ("-o", "junit_family=xunit1", "-o", "junit_logging=no", "-o", "junit_log_passing_tests=false")
+PYTEST_REPORT_ARGS = ("-rfEsxXp", *_JUNIT_OPTIONS, "--rootdir=.", "--junit-prefix=")
 #: What a `command` run gets in `PYTEST_ADDOPTS`, before `--junitxml=` (see `runner.run_tests`): the report's
 #: options alone, so that pytest started anywhere in the command (`make test`, `pytest | tail`) writes its junit
 #: report where it is read, and the command's own options, output and node ids stay as they are. A command that
 #: sets `--junitxml` or `PYTEST_ADDOPTS` itself wins: its run is then judged by the exit code.
-PYTEST_COMMAND_ARGS = (
-    "-o",
-    "junit_family=xunit1",
-    "-o",
-    "junit_logging=no",
-    "-o",
-    "junit_log_passing_tests=false",
-    "--junit-prefix=",
-)
+PYTEST_COMMAND_ARGS = (*_JUNIT_OPTIONS, "--junit-prefix=")
 _SUMMARY_RE = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS) (\S.*)$")
 _SUMMARY_OUTCOME: dict[str, Outcome] = {
     "PASSED": "passed",
