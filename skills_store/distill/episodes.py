@@ -7,6 +7,13 @@ context the heuristic distiller does not need.
 A *fix episode* is a failure seen by a test run, then edits, then a run in which that failure is gone (the run
 passed, or it covered the failing test and no longer reports it). A failure seen by two runs or more and never
 fixed is a *pitfall*.
+
+A failure gone from one run is not yet a fix the session kept (`held`): when the session's last run of the whole
+suite (at or after that run) still fails, the fix counts only if that error is not back and, unless a whole-suite
+run passed in between, every failure left there is an older one of another error. A test that failed with the same
+error before the edits and still fails (its error only changed, as when an `except Exception:` hides the `KeyError`
+and the test's assertion now fails), or a failure that was not there before the edits (the edit broke something),
+means the edit did not fix what it seemed to: no fix episode.
 """
 
 from __future__ import annotations
@@ -71,6 +78,8 @@ class FixEpisode:
     verified_by: TestRun
     failing_runs: int
     """How many test runs reported the failure before it was fixed."""
+    suite_passed: bool = False
+    """Whether a run of the whole suite passed at or after `verified_by` (the fix held to the end)."""
 
 
 @dataclass
@@ -79,6 +88,8 @@ class Pitfall:
     failing_runs: int
     edits: list[Edit]
     """The edits tried while the failure persisted (none of them fixed it)."""
+    last: Failure | None = None
+    """The test's failure as the last run that reported it gave it (its error may have changed since the first)."""
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -209,6 +220,7 @@ def episodes(traj: Trajectory) -> tuple[list[FixEpisode], list[Pitfall]]:
     """The fix episodes and pitfalls of one trajectory (see the module doc)."""
     fixes: list[FixEpisode] = []
     edits: list[Edit] = []
+    runs: list[TestRun] = []
     pending: dict[str, _Open] = {}
     for event in events(traj):
         if isinstance(event, Edit):
@@ -221,6 +233,7 @@ def episodes(traj: Trajectory) -> tuple[list[FixEpisode], list[Pitfall]]:
             del pending[key]
             if item.edits_from < len(edits):
                 fixes.append(FixEpisode(item.failure, edits[item.edits_from :], event, item.runs))
+        runs.append(event)
         if event.ok:
             continue
         for failure in event.failures:
@@ -235,8 +248,36 @@ def episodes(traj: Trajectory) -> tuple[list[FixEpisode], list[Pitfall]]:
                     item.failure = failure
                     if item.first.signature is None:
                         item.first = failure
-    pitfalls = [Pitfall(p.first, p.runs, edits[p.edits_from :]) for p in pending.values() if p.runs >= 2]
-    return fixes, pitfalls
+    pitfalls = [Pitfall(p.first, p.runs, edits[p.edits_from :], p.failure) for p in pending.values() if p.runs >= 2]
+    return [fix for fix in fixes if held(fix, runs)], pitfalls
+
+
+def held(fix: FixEpisode, runs: Sequence[TestRun]) -> bool:
+    """Whether the session's last whole-suite run at or after `fix.verified_by` leaves the fix standing (see the
+    module doc); sets `fix.suite_passed`. With no whole-suite run from then on nothing says otherwise: it holds."""
+    last = next((r for r in reversed(runs) if r.scope is None and r.index >= fix.verified_by.index), None)
+    if last is None:
+        return True
+    if last.ok:
+        fix.suite_passed = True
+        return True
+    own = fix.failure.signature.text if fix.failure.signature else None
+    if any((f.signature.text if f.signature else None) == own for f in last.failures):
+        return False  # the same error is back
+    if any(r.scope is None and r.ok and fix.verified_by.index <= r.index < last.index for r in runs):
+        fix.suite_passed = True
+        return True  # the suite passed with the fix in place: what failed after came with later work
+    start = fix.edits[0].index if fix.edits else fix.verified_by.index
+    before: dict[str, set[str | None]] = {}
+    for run in runs:
+        if run.index < start and not run.ok:
+            for f in run.failures:
+                before.setdefault(f.key, set()).add(f.signature.text if f.signature else None)
+    for f in last.failures:
+        seen = before.get(f.key)
+        if not seen or own in seen or None in seen:
+            return False  # a failure the edits brought, or a test of this error that still fails
+    return True
 
 
 def language_of(paths: Sequence[str]) -> str | None:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from skills_store.distill import lesson
 from skills_store.distill.attribution import attributed, tampering
 from skills_store.distill.changes import KIND_PHRASES, ChangeSummary, summarise
-from skills_store.distill.episodes import FixEpisode, Pitfall, episodes, language_of
+from skills_store.distill.episodes import FixEpisode, Pitfall, TestRun, episodes, language_of
 from skills_store.distill.names import Names
 from skills_store.distill.rules import Rewrite, derive
 from skills_store.distill.runner import DistillResult
@@ -189,11 +189,10 @@ class HeuristicDistiller:
         ]
         lines += [f"- {d}" for d in change.details[:6]]
         kinds = ", ".join(KIND_PHRASES[k] for k in change.kinds)
-        verified = "the whole test suite" if fix.verified_by.scope is None else "the selected tests"
         lines.append(f"Kind of change: {kinds}.")
         lines.append(
             f"Evidence: {sig.example}" + (f" (raised at {sig.location})" if sig.location else "") + f"; fixed after "
-            f"{fix.failing_runs} failing run(s), confirmed by {verified} passing or no longer failing"
+            f"{fix.failing_runs} failing run(s), confirmed by {_confirmation(fix)}"
             + (f" ({', '.join(tests[:5])})." if tests else ".")
         )
         lines.append("Changed lines:\n```diff\n" + change.excerpt + "\n```")
@@ -213,10 +212,9 @@ class HeuristicDistiller:
     ) -> Skill:
         """A fix with an edit rule: the rule, why, and this trajectory's instance as the first example."""
         rule = [EditRewrite(before=rw.before, after=rw.after) for rw in rewrites]
-        verified = "the whole test suite" if fix.verified_by.scope is None else "the selected tests"
         advice = ADVICE.get(sig.exc_type, f"{sig.exc_type} was raised where the rule's left side was.")
         removed = _shareable(sig.example, traj.workspace)[:160]  # cut after the paths go: their length is the user's
-        why = f"{advice} Applying the rewrite removed `{removed}`; {verified} passed afterwards."
+        why = f"{advice} Applying the rewrite removed `{removed}`; {_afterwards(fix)}."
         examples = [lesson.example_line(rw, traj.trajectory_id) for rw in rewrites[:1]]
         tag = lesson.lesson_tag(sig.text, rule)
         return self._skill(
@@ -233,9 +231,17 @@ class HeuristicDistiller:
 
     def _pitfall_skill(self, traj: Trajectory, sig: ErrorSignature, pit: Pitfall) -> Skill:
         change = summarise(pit.edits) if pit.edits else None
+        last = pit.last.signature if pit.last is not None else None
+        moved = last is not None and pit.failure.signature is not None and last.text != pit.failure.signature.text
+        came_back = (
+            f"Pitfall: this failure's test kept failing in {pit.failing_runs} test runs and was never fixed in the "
+            f"session: the last run reported `{last.example}` instead."
+            if moved and last is not None
+            else f"Pitfall: this failure came back in {pit.failing_runs} test runs and was never fixed in the session."
+        )
         lines = [
             ADVICE.get(sig.exc_type, f"{sig.exc_type} was raised."),
-            f"Pitfall: this failure came back in {pit.failing_runs} test runs and was never fixed in the session.",
+            came_back,
             f"Evidence: {sig.example}" + (f" (raised at {sig.location})" if sig.location else "") + ".",
         ]
         if change is not None:
@@ -284,6 +290,32 @@ class HeuristicDistiller:
             sources=[traj.trajectory_id],
             rule=rule or [],
         )
+
+
+def _suite(run: TestRun) -> str:
+    return "the whole test suite" if run.scope is None else "the selected tests"
+
+
+def _still_failing(run: TestRun) -> str:
+    n = len(run.failures)
+    return f" ({n} other failing test(s) remained)" if n else ""
+
+
+def _afterwards(fix: FixEpisode) -> str:
+    """What the runs after the fix showed, and no more: a run with other failures left did not pass."""
+    run = fix.verified_by
+    if run.ok:
+        return f"{_suite(run)} passed afterwards"
+    out = f"the next run of {_suite(run)} no longer reported it{_still_failing(run)}"
+    return out + (", and the whole test suite passed later in the session" if fix.suite_passed else "")
+
+
+def _confirmation(fix: FixEpisode) -> str:
+    run = fix.verified_by
+    if run.ok:
+        return f"{_suite(run)} passing"
+    later = ", the whole test suite passing later" if fix.suite_passed else ""
+    return f"{_suite(run)} no longer reporting it{_still_failing(run)}{later}"
 
 
 def _where(change: ChangeSummary) -> str:

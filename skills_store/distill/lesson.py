@@ -59,6 +59,7 @@ def trajectory_names(
             names.add_code(text)
             names.read_files = True
     names.add_workspace_modules(traj.workspace)
+    names.definitions_from = traj.workspace  # read when a rule first asks whether an attribute is a library's
     return names.finish()
 
 

@@ -14,6 +14,9 @@ Not the user's own:
 The user's own: the identifiers defined in the code the trajectory touched (functions, classes, parameters,
 assigned names, from the edits' diffs and, when the workspace is still there, the files themselves) and the
 modules that are files or packages of the workspace. Their own definitions win over a known name they shadow.
+
+An attribute (`t.isAlive`) that no Python file of the workspace defines is a library's, once the whole workspace was
+read (`add_workspace_definitions`, `is_library_attribute`): without the workspace it stays the user's.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import collections.abc
 import functools
 import importlib.metadata
 import keyword
+import os
 import re
 import sys
 import types
@@ -97,6 +101,13 @@ class Names:
     """The user's files a failure's traceback runs through (read too, when the workspace is there)."""
     read_files: bool = False
     """Whether the touched files themselves were read (then a name they do not define is not the user's)."""
+    defined: set[str] = field(default_factory=set)
+    """Every name the workspace's Python files define (functions, classes, parameters, assigned names and
+    attributes), read once the whole workspace was (`add_workspace_definitions`)."""
+    scanned: bool = False
+    """Whether `defined` holds the whole workspace's definitions (then an attribute defined nowhere is a library's)."""
+    definitions_from: str | None = None
+    """The workspace `defined` is read from, on the first `is_library_attribute` (most trajectories never ask)."""
 
     def is_user(self, name: str) -> bool:
         return name in self.user or name in self.user_modules
@@ -113,6 +124,14 @@ class Names:
         if self.is_user(name):
             return False
         return name in BUILTIN_NAMES or name in BUILTIN_TYPE_NAMES or name in self.from_modules or self.is_module(name)
+
+    def is_library_attribute(self, name: str) -> bool:
+        """An attribute (`t.isAlive`, `resp.json`) that neither the trajectory's code nor any file of the workspace
+        defines: a library's, once the whole workspace was read."""
+        if self.definitions_from is not None:
+            workspace, self.definitions_from = self.definitions_from, None
+            self.add_workspace_definitions(workspace)
+        return self.scanned and name not in self.user and name not in self.defined and not keyword.iskeyword(name)
 
     def is_known_type(self, name: str) -> bool:
         """The `T` of `'T' object ...`: a builtin type or a dotted name into a library module."""
@@ -220,6 +239,28 @@ class Names:
                     self.user_modules.add(module)
                     break
 
+    def add_workspace_definitions(self, workspace: str | None) -> None:
+        """The names every Python file of the workspace defines (`defined`). A workspace too big to read whole
+        leaves `scanned` off: a name found nowhere in part of it could still be the user's."""
+        if not workspace or not Path(workspace).is_dir():
+            return
+        found: set[str] = set()
+        files = total = 0
+        for path in _python_files(Path(workspace)):
+            if path is None:
+                return  # too many folders to read whole
+            files += 1
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            total += stat.st_size
+            if files > MAX_SCAN_FILES or total > MAX_SCAN_BYTES:
+                return
+            found |= _file_definitions(str(path), stat.st_mtime_ns, stat.st_size)
+        self.defined |= found
+        self.scanned = True
+
     def finish(self) -> Names:
         """Drop from `imported` what turned out to be the user's own (and the names imported only from the
         user's modules), and keywords from every set."""
@@ -234,6 +275,60 @@ def _params(text: str) -> Iterable[str]:
         name = part.split("=", 1)[0].split(":", 1)[0].strip().lstrip("*")
         if name.isidentifier():
             yield name
+
+
+#: A workspace with more Python files or bytes than this is not read whole for its definitions.
+MAX_SCAN_FILES = 3000
+MAX_SCAN_BYTES = 50_000_000
+MAX_SCAN_DIRS = 5000
+_SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages", "dist-packages"})
+_ATTR_ASSIGN_RE = re.compile(r"\.([A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)")
+_DEFINED_RE = re.compile(r"\b(?:def|class)\s+([A-Za-z_]\w*)")
+
+
+def _python_files(root: Path) -> Iterable[Path | None]:
+    """The workspace's Python files, without hidden folders, virtual environments and installed packages; None
+    once more than `MAX_SCAN_DIRS` folders were walked."""
+    for walked, (dirpath, dirnames, filenames) in enumerate(os.walk(root)):
+        if walked >= MAX_SCAN_DIRS:
+            yield None
+            return
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not d.startswith(".") and d not in _SKIP_DIRS and not (Path(dirpath, d, "pyvenv.cfg")).exists()
+        )
+        for name in sorted(filenames):
+            if name.endswith((".py", ".pyi")):
+                yield Path(dirpath, name)
+
+
+@functools.lru_cache(maxsize=20_000)
+def _file_definitions(path: str, mtime_ns: int, size: int) -> frozenset[str]:
+    """The names one file defines (cached by its modification time and size)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace") if size <= MAX_FILE_BYTES * 5 else ""
+    except OSError:
+        return frozenset()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset(_ATTR_ASSIGN_RE.findall(text)) | frozenset(_DEFINED_RE.findall(text))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            out.add(node.name)
+        elif isinstance(node, ast.arg):
+            out.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            out.add(node.attr)
+        elif isinstance(node, ast.alias) and node.asname:
+            out.add(node.asname)
+        elif isinstance(node, ast.keyword) and node.arg:
+            out.add(node.arg)  # a keyword argument may name an attribute: `Model(total=1)`
+    return frozenset(out)
 
 
 def read_workspace_file(workspace: str | None, path: str) -> str | None:

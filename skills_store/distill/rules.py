@@ -9,6 +9,9 @@ that replaced it (`difflib` over the tokens), and the changed span is widened un
   dangling `.` the name after it, a bare insertion its neighbour (`async` -> `async def`);
 - a change that holds only the user's names and literals is widened to the call around it
   (`main` -> `main()` inside `asyncio.run(...)`);
+- what both sides then share is trimmed (`span.trim`): an unchanged call chained after the edit
+  (`s.decode('utf-8').strip()` -> `s.strip()` is `<name>.decode(<str>)` -> `<name>`, as with `.lower()` after it)
+  and the user's owner chain above the owner the edit works on (`self.data.decode(...)` -> `<name>.decode(...)`);
 - unchanged tokens inside brackets become `...` (`inspect.getargspec(...)`), the user's identifiers become
   placeholders (`<name>`, `<mapping>` for the receiver of a mapping method), literals `<str>` and `<n>`; library
   names, builtins, keywords and operators stay (`names.Names` decides).
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 
 from skills_store.distill.changes import FileDelta
 from skills_store.distill.names import ABC_NAMES, BUILTIN_METHODS, MAPPING_METHODS, Names
-from skills_store.distill.span import CLOSE, OPEN, Span, Tok, balanced, depths, matching, tokens, widen
+from skills_store.distill.span import CLOSE, OPEN, Span, Tok, balanced, depths, matching, tokens, trim, widen
 
 MAX_REWRITES = 3
 #: Removed x added lines of one block above which lines are paired in order instead of by similarity.
@@ -70,6 +73,20 @@ class _Abstractor:
         self.names = names
         self.placeholders: dict[str, str] = {}
         self.roles: dict[str, str] = {}
+        self.user_attributes: set[str] = set()
+        """Attributes this rewrite renames to or from one of the user's: a typo fixed, not a library's API."""
+
+    def library_attribute(self, name: str) -> bool:
+        return name not in self.user_attributes and self.names.is_library_attribute(name)
+
+    def learn_attributes(
+        self, a: Sequence[Tok], b: Sequence[Tok], ops: Sequence[tuple[str, int, int, int, int]]
+    ) -> None:
+        """`self.totl` -> `self.total`: `totl` is defined nowhere, but it is a misspelling of the user's `total`."""
+        changed = {a[k].text for _, i1, i2, _, _ in ops for k in range(i1, i2) if k > 0 and a[k - 1].text == "."}
+        changed |= {b[k].text for *_, j1, j2 in ops for k in range(j1, j2) if k > 0 and b[k - 1].text == "."}
+        if any(not self.names.is_library_attribute(n) and n not in BUILTIN_METHODS for n in changed):
+            self.user_attributes |= changed
 
     def learn_roles(self, toks: Sequence[Tok]) -> None:
         for k in range(len(toks) - 2):
@@ -90,7 +107,9 @@ class _Abstractor:
             self.placeholders[name] = f"<{role}{n + 1 if n else ''}>"
         return self.placeholders[name]
 
-    def word(self, toks: Sequence[Tok], k: int, kept: dict[int, bool], assign: bool = True) -> str:
+    def word(self, toks: Sequence[Tok], k: int, kept: dict[int, bool], assign: bool = True, start: int = -1) -> str:
+        """The rule text of `toks[k]`; the token at `start` (where the span begins) reads as a bare name even after a
+        `.`: the span was trimmed to the owner the edit works on (`self.data.decode(...)` -> `<name>.decode(...)`)."""
         t = toks[k]
         if t.kind == "str":
             return "<str>"
@@ -101,9 +120,9 @@ class _Abstractor:
             return t.text
         prev = toks[k - 1].text if k > 0 else ""
         nxt = toks[k + 1].text if k + 1 < len(toks) else ""
-        if prev == ".":
+        if prev == "." and k != start:
             owner_kept = kept.get(k - 2, False)
-            keep = owner_kept or t.text in BUILTIN_METHODS
+            keep = owner_kept or t.text in BUILTIN_METHODS or self.library_attribute(t.text)
             if owner_kept and t.text in ABC_NAMES and k >= 2 and toks[k - 2].text in ("collections", "abc"):
                 kept[k] = True
                 return "<ABC>"
@@ -128,7 +147,7 @@ class _Abstractor:
         kept: dict[int, bool] = {}
         words: list[str] = []
         for k in range(0, hi):  # owners left of the span decide what their attributes become
-            word = self.word(all_toks, k, kept, assign=lo <= k and not collapse[k])
+            word = self.word(all_toks, k, kept, assign=lo <= k and not collapse[k], start=lo)
             if k < lo:
                 continue
             if collapse[k]:
@@ -210,8 +229,10 @@ def _rewrite(
         )
 
     widen(span, anchored)
+    trim(span, lambda t: not keyword.iskeyword(t.text) and not names.is_known(t.text))
     abstractor.learn_roles(a)
     abstractor.learn_roles(b)
+    abstractor.learn_attributes(a, b, ops)
     # An equal run is collapsed when it sits inside brackets on either side: map b's equal tokens onto a's.
     matcher = difflib.SequenceMatcher(None, [t.text for t in a], [t.text for t in b], autojunk=False)
     a_to_b = {i + k: j + k for i, j, n in matcher.get_matching_blocks() for k in range(n)}

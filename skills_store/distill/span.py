@@ -111,6 +111,8 @@ def widen(span: Span, anchored: Callable[[Span], bool]) -> None:
         ends = {s[-1].text for s in (a, b) if s}
         if prev is not None and (prev.text == "." or (("." in starts or starts & {"(", "["}) and prev.kind == "name")):
             span.left()
+        elif prev is not None and prev.text in CLOSE and "." in starts:
+            span.left(span.i1 - opening(span.a, span.i1 - 1))  # `s.strip().decode(...)`: the owner is a call
         elif nxt is not None and "." in ends:
             span.right()
         elif nxt is not None and nxt.text == "." and _dotted_change(span) and span.i2 + 1 < len(span.a):
@@ -130,11 +132,71 @@ def widen(span: Span, anchored: Callable[[Span], bool]) -> None:
             return
 
 
+def opening(toks: Sequence[Tok], close: int) -> int:
+    """Index of the bracket that the one at `close` closes (0 when the line does not open it)."""
+    depth = 0
+    for k in range(close, -1, -1):
+        if toks[k].text in CLOSE:
+            depth += 1
+        elif toks[k].text in OPEN:
+            depth -= 1
+            if depth == 0:
+                return k
+    return 0
+
+
+def _trailer(side: Sequence[Tok]) -> int:
+    """Length of the chained link that ends `side` (`.strip()`, `.name`, `.get(k)[0]`); 0 when it ends otherwise."""
+    k = len(side) - 1
+    while k >= 0 and side[k].text in CLOSE:
+        k = opening(side, k) - 1
+    if k >= 1 and side[k].kind == "name" and not keyword.iskeyword(side[k].text) and side[k - 1].text == ".":
+        return len(side) - (k - 1)
+    return 0
+
+
+def trim(span: Span, users: Callable[[Tok], bool]) -> None:
+    """Drop what the widened span holds on both sides but the edit did not change: a chained link that ends both
+    sides alike (`s.decode('utf-8').strip()` -> `s.strip()` is `s.decode('utf-8')` -> `s`, whatever call follows),
+    and the leading links of an owner chain of the user's names down to the owner the edit works on
+    (`self.data.decode(...)` -> `self.data` is `data.decode(...)` -> `data`). Library owners stay (`os.path`)."""
+    while not _path_change(span):  # `collections.abc` put into `collections.Mapping` keeps the name after it
+        a, b = span.sides()
+        n = _trailer(a)
+        if not n or n >= len(a) or n >= len(b) or [t.text for t in a[-n:]] != [t.text for t in b[-n:]]:
+            break
+        span.i2, span.j2 = span.i2 - n, span.j2 - n
+    while True:
+        a, b = span.sides()
+        if not (
+            len(a) > 2
+            and len(b) > 2
+            and a[0] == b[0]
+            and a[0].kind == "name"
+            and users(a[0])
+            and a[1].text == b[1].text == "."
+            and a[2] == b[2]
+            and a[2].kind == "name"
+            and users(a[2])
+            and all(len(side) == 3 or side[3].text == "." for side in (a, b))  # the owner left is a bare name
+        ):
+            break
+        span.i1, span.j1 = span.i1 + 2, span.j1 + 2
+
+
 def _dotted_change(span: Span) -> bool:
     """Whether the change itself adds or removes a `.` (a module path edited, not a name replaced)."""
     return any(t.text == "." for t, eq in zip(span.a, span.equal_a, strict=True) if not eq) or any(
         t.text == "." for t, eq in zip(span.b, span.equal_b, strict=True) if not eq
     )
+
+
+def _path_change(span: Span) -> bool:
+    """Whether the change only adds or removes dotted names (`collections.Mapping` -> `collections.abc.Mapping`)."""
+    a, b = span.sides()
+    changed = [t for t, eq in zip(a, span.equal_a[span.i1 : span.i2], strict=True) if not eq]
+    changed += [t for t, eq in zip(b, span.equal_b[span.j1 : span.j2], strict=True) if not eq]
+    return any(t.text == "." for t in changed) and all(t.text == "." or t.kind == "name" for t in changed)
 
 
 def _argument_piece(span: Span) -> bool:
