@@ -97,6 +97,14 @@ def run_graded(workspace: Path, tf: TaskFolder, *, timeout_s: int, test_python: 
     )
 
 
+def run_gold(tf: TaskFolder, *, timeout_s: int, test_python: str | None) -> TestRunResult:
+    """The grader's own run (`run_graded`) on a fresh copy of the task's tree with its gold patch applied: what
+    `tasks check --gold` grades. A SandboxError when the gold patch does not apply."""
+    with fresh_copy(tf) as ws:
+        apply_patch(ws, tf.gold_patch)
+        return run_graded(ws, tf, timeout_s=timeout_s, test_python=test_python)
+
+
 def grade_tree(workspace: Path, tf: TaskFolder, *, timeout_s: int = 300, test_python: str | None = None) -> Grade:
     """Grade `workspace` (a copy of the task's tree, maybe patched) against the task's test lists."""
     return grade_result(run_graded(workspace, tf, timeout_s=timeout_s, test_python=test_python), tf)

@@ -5,6 +5,9 @@
 3. Candidates are ordered by weight (`weights`: bug classes the skill bank knows come first), then verified in
    parallel workers (`verify`), consumed in that order so a seed gives the same tasks whatever finishes first.
 4. A killed mutant whose set of flipped tests equals an earlier task's is equivalent by test outcome: dropped.
+   The others are checked the way they will be graded (`gold_check`): the grader's own run of the listed tests
+   (not the whole suite) on the gold tree. A pass_to_pass test that does not pass there (order- or
+   run-shape-dependent) is dropped; a task whose fail_to_pass tests do not all pass there is not written.
 5. Each task is written as a folder (`model.write_task`) with a statement from the failing output. A task whose
    folder `out` already holds (an earlier run) is never rewritten: the same task (gold patch and graded tests)
    counts as made, a different one of that name is left alone and reported. So nothing stops a run halfway, and a
@@ -21,26 +24,32 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.tasks.errors import SynthError
 from agent.tasks.files import copy_repo
-from agent.tasks.model import GOLD_PATCH, TASK_FILE, MutationInfo, Task, write_task
+from agent.tasks.grading import run_gold
+from agent.tasks.model import GOLD_PATCH, TASK_FILE, MutationInfo, Task, TaskFolder, write_task
 from agent.tasks.mutate import Mutant, RealityCheck, all_mutants
 from agent.tasks.statements import model_statement, offline_statement
 from agent.tasks.trace import traced_lines
 from agent.tasks.verify import Baseline, Verdict, Verifier, measure_baseline
 from agent.tasks.weights import bank_error_classes, error_classes_of, operator_weights, weighted_order
+from sandbox.errors import SandboxError
 from sandbox.exec.interpreter import find_interpreter
-from sandbox.testing.grading import normalise_test_id
+from sandbox.testing.grading import grade, normalise_test_id
 from skills_store.models import Skill
 
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
-__all__ = ["SynthConfig", "SynthError", "SynthReport", "synthesize"]
+__all__ = ["SynthConfig", "SynthError", "SynthReport", "gold_check", "synthesize"]
+
+GOLD_CHECK_RUNS = 3
+"""Graded runs of one gold tree at most: one, plus one more after each round of dropped pass_to_pass tests (the
+shorter id list is a different run, so it is graded again)."""
 
 
 @dataclass
@@ -67,12 +76,16 @@ class SynthReport:
     candidates: int = 0
     verdicts: Counter[str] = field(default_factory=Counter)
     """Per verified mutant: killed (kept), equivalent (same flipped tests as a kept one), survived, no_collect,
-    timeout, already_in_out, name_taken."""
+    timeout, gold_unresolved (its gold tree, graded as the grader grades it, does not resolve), already_in_out,
+    name_taken."""
     baseline: Baseline | None = None
     bank_classes: Counter[str] = field(default_factory=Counter)
     task_classes: Counter[str] = field(default_factory=Counter)
     """Exception types in the failing output of the new tasks."""
     bug_classes: Counter[str] = field(default_factory=Counter)
+    dropped_pass_to_pass: dict[str, list[str]] = field(default_factory=dict)
+    """Per written task (by id): the pass_to_pass tests dropped because they do not pass in the graded run of the
+    gold tree (they pass in the whole suite, not as the listed ids: order- or run-shape-dependent)."""
     statement_tokens: int = 0
     unreal: int = 0
     """Candidates skipped unverified: they do not compile, or mean the same as the original or an earlier one."""
@@ -108,6 +121,7 @@ class SynthReport:
                 if self.name_taken
                 else []
             ),
+            *([self._dropped_line()] if self.dropped_pass_to_pass or self.verdicts["gold_unresolved"] else []),
             "bug classes: " + (", ".join(f"{k} {v}" for k, v in sorted(self.bug_classes.items())) or "none"),
             "error classes in the new tasks: "
             + (", ".join(f"{k} {v}" for k, v in sorted(self.task_classes.items())) or "none"),
@@ -122,6 +136,20 @@ class SynthReport:
             lines.append("skill bank: no skills, so operators were weighted equally")
         return "\n".join(lines)
 
+    def _dropped_line(self) -> str:
+        tests = sorted({t for ids in self.dropped_pass_to_pass.values() for t in ids})
+        dropped = sum(len(ids) for ids in self.dropped_pass_to_pass.values())
+        shown = ", ".join(tests[:3]) + (f" and {len(tests) - 3} more" if len(tests) > 3 else "")
+        parts = []
+        if dropped:
+            parts.append(
+                f"{dropped} pass_to_pass test(s) that fail there dropped from {len(self.dropped_pass_to_pass)} "
+                f"task(s) ({shown})"
+            )
+        if self.verdicts["gold_unresolved"]:
+            parts.append(f"{self.verdicts['gold_unresolved']} task(s) not written, as their gold tree fails there")
+        return "graded check of the gold trees (the listed tests, run as the grader runs them): " + "; ".join(parts)
+
     def to_json(self) -> dict[str, Any]:
         baseline = self.baseline
         return {
@@ -133,6 +161,7 @@ class SynthReport:
             "verdicts": dict(self.verdicts),
             "skipped_unreal": self.unreal,
             "bug_classes": dict(self.bug_classes),
+            "dropped_pass_to_pass": self.dropped_pass_to_pass,
             "task_error_classes": dict(self.task_classes),
             "bank_error_classes": dict(self.bank_classes),
             "covered_bank_classes": self.covered_bank_classes,
@@ -207,7 +236,9 @@ def synthesize(
                         status = "equivalent"
                     else:
                         outcomes_seen.add(flipped)
-                        status = _keep(repo, out, verdict, project, source, statement_model, report)
+                        status = _keep(
+                            repo, out, verdict, project, source, statement_model, report, timeout_s, config.test_python
+                        )
                 report.verdicts[status] += 1
                 if on_verdict:
                     on_verdict(verdict, report.made)
@@ -240,11 +271,65 @@ def held_as(folder: Path, verdict: Verdict) -> str | None:
     return "same" if same else "other"
 
 
+def gold_check(
+    repo: Path, verdict: Verdict, *, timeout_s: int, test_python: str | None, runs: int = GOLD_CHECK_RUNS
+) -> tuple[Verdict, list[str]] | None:
+    """Grade the killed mutant's task the way `tasks check --gold` and `eval` will: the grader's run of the listed
+    tests (`grading.run_gold`: fail_to_pass then pass_to_pass, not the whole suite) on a fresh task tree with the
+    gold patch applied.
+
+    Returns the verdict with the pass_to_pass tests that fail there dropped, and those tests; None when the task
+    cannot be resolved that way: a fail_to_pass test fails there, the run is invalid (timed out, crashed), the gold
+    patch does not apply, or it still drops tests after `runs` runs (each drop changes the run, so it is graded again).
+    """
+    mutant = verdict.mutant
+    task = Task(
+        task_id="gold-check",
+        problem_statement="gold check",
+        fail_to_pass=verdict.fail_to_pass,
+        pass_to_pass=verdict.pass_to_pass,
+        bug_class=mutant.operator,
+        source="gold-check",
+    )
+    with tempfile.TemporaryDirectory(prefix="sb-gold-") as tmp:
+        folder = write_task(Path(tmp), task, repo, {mutant.path: mutant.mutated}, mutant.gold_patch)
+        pass_to_pass = list(verdict.pass_to_pass)
+        for _ in range(max(1, runs)):
+            tf = TaskFolder(
+                task=task.model_copy(update={"pass_to_pass": pass_to_pass}), path=folder, gold_patch=mutant.gold_patch
+            )
+            try:
+                result = run_gold(tf, timeout_s=timeout_s, test_python=test_python)
+            except SandboxError:
+                return None
+            graded = grade(result, verdict.fail_to_pass, pass_to_pass)
+            if graded.resolved:
+                kept = set(pass_to_pass)
+                return replace(verdict, pass_to_pass=pass_to_pass), [t for t in verdict.pass_to_pass if t not in kept]
+            if result.status not in ("passed", "failed") or not graded.fail_to_pass.all_pass:
+                return None
+            pass_to_pass = graded.pass_to_pass.passed
+    return None
+
+
 def _keep(
-    repo: Path, out: Path, verdict: Verdict, project: str, source: str, model: Model | None, report: SynthReport
+    repo: Path,
+    out: Path,
+    verdict: Verdict,
+    project: str,
+    source: str,
+    model: Model | None,
+    report: SynthReport,
+    timeout_s: int,
+    test_python: str | None,
 ) -> str:
-    """Write the killed mutant's task unless `out` holds its folder already (decided before any statement is
-    written or paid for); returns the verdict to count."""
+    """Write the killed mutant's task, its pass_to_pass trimmed to what its gold tree passes as graded, unless that
+    tree does not resolve it or `out` holds its folder already (decided before any statement is written or paid
+    for); returns the verdict to count."""
+    checked = gold_check(repo, verdict, timeout_s=timeout_s, test_python=test_python)
+    if checked is None:
+        return "gold_unresolved"
+    verdict, dropped = checked
     folder = out / task_id(project, verdict.mutant)
     held = held_as(folder, verdict)
     if held == "same":
@@ -254,6 +339,8 @@ def _keep(
         report.name_taken.append(folder)
         return "name_taken"
     report.tasks.append(_write(repo, out, verdict, project, source, model, report))
+    if dropped:
+        report.dropped_pass_to_pass[folder.name] = dropped
     return verdict.status
 
 
