@@ -32,6 +32,8 @@ from skills_store.distill.names import ABC_NAMES, Names
 MAX_SIGNATURE_CHARS = 240
 
 _ASSERT_RE = re.compile(r"^(?:E\s+)?assert\b")
+#: pytest's line for a test that asks for a fixture nobody defines (`fixture 'db' not found`).
+_FIXTURE_RE = re.compile(r"^fixture '[^'\s]+' not found\b")
 _CRASH_AT_RE = re.compile(r"^(\S+?\.[A-Za-z0-9]+):(\d+): \w[\w.]*$")
 _PYTEST_SUMMARY_RE = re.compile(r"^(?:FAILED|ERROR) (\S+)(?: - (.*))?$")
 
@@ -217,6 +219,8 @@ def from_error_line(line: str, location: str | None = None, names: Names | None 
         return None
     if _ASSERT_RE.match(line):
         line = "AssertionError: " + line
+    elif _FIXTURE_RE.match(line):  # pytest prints its FixtureLookupError as the bare message
+        line = "FixtureLookupError: " + line
     found = parse_error_line(line)
     if found is None:
         return None

@@ -93,3 +93,18 @@ def test_the_error_type_is_read_from_a_pattern() -> None:
     assert error_type("ModuleNotFoundError: No module named '<name>'") == "ModuleNotFoundError"
     assert error_type("requests.exceptions.ConnectionError: refused") == "ConnectionError"
     assert error_type("When the tests hang") is None
+
+
+def test_a_missing_fixture_has_a_signature_so_its_fix_can_be_learned() -> None:
+    message = (
+        'failed on setup with "file /ws/test_store.py, line 3\n  def test_save(tmpdir_path):\n'
+        "E       fixture 'tmpdir_path' not found\n>       available fixtures: cache, capsys, tmp_path\n"
+        ">       use 'pytest --fixtures [testpath]' for help on them.\n\n/ws/test_store.py:3\""
+    )
+    sig = from_failure("test_store.py::test_save", message)
+    assert sig is not None
+    assert sig.text == "FixtureLookupError: fixture '<name>' not found"
+    assert from_failure("test_db.py::test_q", message.replace("tmpdir_path", "db")) == sig.__class__(
+        sig.exc_type, sig.message, "FixtureLookupError: fixture 'db' not found", sig.location
+    )
+    assert from_error_line("the fixture 'x' not found anywhere") is None  # only pytest's own line
