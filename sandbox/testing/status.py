@@ -118,9 +118,8 @@ def decide_status(
     bad = counts["failed"] + counts["errors"]
     if code == 5:
         return "no_tests", []
-    missing = _NOT_FOUND_RE.findall(run.stdout) or _NOT_FOUND_RE.findall(run.stderr)
-    if code == 4 and missing:
-        named = ", ".join(dict.fromkeys(_relative(m, root) for m in missing))
+    named = _not_found(run, root)
+    if code == 4 and named:
         return "error", [
             f"pytest exit 4: no test matches {named[:500]} (the file is there, the name in it is not); check the "
             "names: run the whole file, or list its tests with `command='python -m pytest --collect-only -q'`"
@@ -172,9 +171,8 @@ def _command_status(
             ]
         return "failed", []
     if not counts["total"]:
-        missing = _NOT_FOUND_RE.findall(run.stdout) or _NOT_FOUND_RE.findall(run.stderr)
-        if missing:
-            named = ", ".join(dict.fromkeys(_relative(m, root) for m in missing))
+        named = _not_found(run, root)
+        if named:
             return "error", [f"pytest found no test named {named[:500]} (the file is there, the name in it is not)"]
         return "no_tests", [f"pytest ran no test (exit {code}): nothing was collected, selected or run"]
     if code == 0:
@@ -193,6 +191,12 @@ def _missing_pytest(run: ExecResult) -> str:
         f"{found.group(1) or 'the interpreter'} has no pytest: install it there (`python -m pip install pytest` in "
         "the workspace's .venv), or point SKILLBANK_TEST_PYTHON at an interpreter that has it"
     )
+
+
+def _not_found(run: ExecResult, root: Path | None) -> str:
+    """The requested node ids pytest found no test for (`ERROR: not found: ...`), workspace-relative, or ''."""
+    missing = _NOT_FOUND_RE.findall(run.stdout) or _NOT_FOUND_RE.findall(run.stderr)
+    return ", ".join(dict.fromkeys(_relative(m, root) for m in missing))
 
 
 def _relative(path: str, root: Path | None) -> str:
