@@ -1,5 +1,6 @@
-"""The line of a failed test's message that says what went wrong (`ExceptionType: message`): what `run_tests`
-searches the skill store with, and what the distiller names a failure by."""
+"""The line of a failed test's message that says what went wrong (`ExceptionType: message`): what the distiller
+names a failure by, and (with pytest's own hint for a fixture error, `search_line`) what `run_tests` searches the
+skill store with."""
 
 from __future__ import annotations
 
@@ -37,6 +38,50 @@ def exception_line(case: TestCase) -> str | None:
         if not (head.startswith((short, crash)) or named.endswith(f".{short}")):
             head = f"{short}: {head}"
     return head[:300]
+
+
+#: A line of pytest's hint after a fixture error's `E` line, `>       available fixtures: ...`, is cut to this.
+HINT_CHARS = 100
+
+
+def search_line(case: TestCase) -> str | None:
+    """`exception_line`, and for a fixture error (`fixture 'x' not found`) the lines pytest adds under it (`>`
+    lines: the fixtures there are, cut to `HINT_CHARS`, and `use 'pytest --fixtures [testpath]'`): the bare `E` line
+    says too little for a search to know what it is about."""
+    line = exception_line(case)
+    if line is None:
+        return None
+    lines = [line.strip() for line in (case.message or "").splitlines() if line.strip()]
+    hint = _fixture_hint(lines)
+    return f"{line} {hint}" if hint else line
+
+
+def _fixture_hint(lines: list[str]) -> str:
+    """The `>` lines under a fixture error's `E` line (the fullest run of them: the junit message may hold the
+    report twice, cut the first time), each cut at a comma within `HINT_CHARS`."""
+    head = lines[0].removeprefix(COLLECTION_PREFIX) if lines else ""
+    wrapped = PHASE_RE.match(head) or _PHASE_OPEN_RE.match(head)
+    if not _FILE_LINE_RE.match(wrapped.group(1) if wrapped else head):
+        return ""
+    best: list[str] = []
+    for index, line in enumerate(lines):
+        if not line.startswith("E "):
+            continue
+        run = []
+        for after in lines[index + 1 :]:
+            if not after.startswith(">"):
+                break
+            run.append(_cut(" ".join(after.split())))
+        if len(run) > len(best):
+            best = run
+    return " ".join(best)
+
+
+def _cut(line: str) -> str:
+    if len(line) <= HINT_CHARS:
+        return line
+    comma = line.rfind(",", 0, HINT_CHARS)
+    return (line[:comma] if comma > 0 else line[:HINT_CHARS]) + ", ..."
 
 
 def _told_inside(head: str, lines: list[str], crash: str | None) -> str | None:

@@ -21,7 +21,7 @@ from sandbox.exec.base import Cancel, ExecResult
 from sandbox.exec.interpreter import Interpreter, find_interpreter
 from sandbox.testing.arguments import check_backend, check_command, check_tests, check_timeout, check_workspace
 from sandbox.testing.config import RunnerConfig
-from sandbox.testing.failure_lines import exception_line
+from sandbox.testing.failure_lines import search_line
 from sandbox.testing.models import Reward, TestCase, TestRunResult
 from sandbox.testing.results import (
     PYTEST_COMMAND_ARGS,
@@ -92,14 +92,15 @@ def run_tests(
 
 
 def failure_queries(result: TestRunResult, limit: int = 5) -> list[str]:
-    """Deduplicated `ExceptionType: message` lines of the failures, in result order, to search the skill store with.
+    """Deduplicated `ExceptionType: message` lines of the failures (`search_line`), in result order, to search the
+    skill store with.
 
     When the run failed before any test reported (a broken conftest, a crash), the last exception line of the
     output is used instead.
     """
     queries: list[str] = []
     seen: set[str] = set()
-    candidates = [exception_line(case) for case in result.tests if case.outcome in ("failed", "error")]
+    candidates = [search_line(case) for case in result.tests if case.outcome in ("failed", "error")]
     if not any(candidates) and result.status in ("error", "failed"):
         last = last_error_line(result.output_tail)
         candidates = [last.text if last else None]

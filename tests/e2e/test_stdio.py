@@ -69,6 +69,22 @@ async def test_serve_no_skills_hides_search_and_suggests_nothing_over_stdio(tmp_
     assert searched.is_error
 
 
+async def test_a_test_asking_for_a_missing_fixture_gets_the_starter_fixture_skill_suggested(
+    tmp_path: Path, skillbank_exe
+) -> None:
+    # pytest's bare `fixture 'x' not found` scored 0.48 relevance against the starter skill, under the 0.64 cut:
+    # the search now carries pytest's hint lines under it, as the skill's pattern does.
+    (tmp_path / "conftest.py").write_text("import pytest\n\n\n@pytest.fixture\ndef db_session():\n    return 1\n")
+    (tmp_path / "test_db.py").write_text("def test_query(db_sesion):\n    assert db_sesion\n")
+    env = {**os.environ, "SKILLBANK_HOME": str(tmp_path / "home"), "SKILLBANK_TEST_PYTHON": sys.executable}
+    env.pop("SKILLBANK_EMBEDDER", None)
+    params = StdioServerParameters(command=skillbank_exe, args=["serve", "--workspace", str(tmp_path)], env=env)
+    async with Client(params) as client:
+        ran = (await client.call_tool("run_tests", {"backend": "local"})).structured_content
+    assert ran["status"] == "failed" and ran["errors"] == 1
+    assert [s["skill_id"] for s in ran["suggested_skills"]] == ["starter-pytest-fixture-not-found"]
+
+
 def _server_pid(home: Path) -> int:
     for entry in Path("/proc").iterdir():
         try:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.testing.failure_lines import exception_line
+from sandbox.testing.failure_lines import HINT_CHARS, exception_line, search_line
 from sandbox.testing.models import TestCase
 from sandbox.testing.results import (
     junit_node_id,
@@ -204,6 +204,40 @@ def test_node_id_survives_the_junit_round_trip(node_id: str) -> None:
 )
 def test_exception_line_names_the_exception_type_and_message(message: str, expected: str) -> None:
     assert exception_line(TestCase(id="t", outcome="failed", message=message)) == expected
+
+
+_FIXTURES = ", ".join(f"fixture_number_{i}" for i in range(40))
+_MISSING_FIXTURE = (
+    'failed on setup with "file /w/test_a.py, line 1\n  def test_a(db_sesion):\n'
+    "E       fixture 'db_sesion' not found\n[+4 more lines; full report in element text]\n"
+    "file /w/test_a.py, line 1\n  def test_a(db_sesion):\nE       fixture 'db_sesion' not found\n"
+    f">       available fixtures: {_FIXTURES}\n>       use 'pytest --fixtures [testpath]' for help on them.\n\n"
+    '/w/test_a.py:1"'
+)
+
+
+def test_search_line_of_a_missing_fixture_adds_pytests_hint_with_the_fixture_list_cut() -> None:
+    case = TestCase(id="test_a.py::test_a", outcome="error", message=_MISSING_FIXTURE)
+    line = search_line(case)
+    assert exception_line(case) == "fixture 'db_sesion' not found"  # what the distiller names it by: unchanged
+    assert line is not None
+    head, available, use = line.split(" > ")
+    assert head == "fixture 'db_sesion' not found"
+    assert available.startswith("available fixtures: fixture_number_0, fixture_number_1,")
+    assert available.endswith(", ...") and len(available) <= HINT_CHARS + 5
+    assert use == "use 'pytest --fixtures [testpath]' for help on them."
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "ValueError: bad value 42\n> not a hint\n\ntests/test_a.py:4: ValueError",
+        "assert 1 == 2\nE   assert 1 == 2\n>   x = 1\n\ntests/test_a.py:3: AssertionError",
+    ],
+)
+def test_search_line_of_any_other_failure_is_its_exception_line(message: str) -> None:
+    case = TestCase(id="t", outcome="failed", message=message)
+    assert search_line(case) == exception_line(case)
 
 
 def test_exception_line_of_a_test_without_message_is_none() -> None:
