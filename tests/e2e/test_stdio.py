@@ -81,7 +81,8 @@ async def test_a_test_asking_for_a_missing_fixture_gets_the_starter_fixture_skil
     params = StdioServerParameters(command=skillbank_exe, args=["serve", "--workspace", str(tmp_path)], env=env)
     async with Client(params) as client:
         ran = (await client.call_tool("run_tests", {"backend": "local"})).structured_content
-    assert ran["status"] == "failed" and ran["errors"] == 1
+    assert ran["status"] == "failed"
+    assert ran["errors"] == 1
     assert [s["skill_id"] for s in ran["suggested_skills"]] == ["starter-pytest-fixture-not-found"]
 
 

@@ -224,7 +224,8 @@ def test_search_line_of_a_missing_fixture_adds_pytests_hint_with_the_fixture_lis
     head, available, use = line.split(" > ")
     assert head == "fixture 'db_sesion' not found"
     assert available.startswith("available fixtures: fixture_number_0, fixture_number_1,")
-    assert available.endswith(", ...") and len(available) <= HINT_CHARS + 5
+    assert available.endswith(", ...")
+    assert len(available) <= HINT_CHARS + 5
     assert use == "use 'pytest --fixtures [testpath]' for help on them."
 
 
