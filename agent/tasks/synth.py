@@ -7,7 +7,10 @@
 4. A killed mutant whose set of flipped tests equals an earlier task's is equivalent by test outcome: dropped.
    The others are checked the way they will be graded (`gold_check`): the grader's own run of the listed tests
    (not the whole suite) on the gold tree. A pass_to_pass test that does not pass there (order- or
-   run-shape-dependent) is dropped; a task whose fail_to_pass tests do not all pass there is not written.
+   run-shape-dependent) is dropped; a task whose fail_to_pass tests do not all pass there is not written. Then the
+   same run on the broken tree: a fail_to_pass test that passes there (it failed only in the whole suite) is
+   dropped, and a task none of whose fail_to_pass tests fails there (doing nothing would resolve it) is not
+   written.
 5. Each task is written as a folder (`model.write_task`) with a statement from the failing output. A task whose
    folder `out` already holds (an earlier run) is never rewritten: the same task (gold patch and graded tests)
    counts as made, a different one of that name is left alone and reported. So nothing stops a run halfway, and a
@@ -26,11 +29,11 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from agent.tasks.errors import SynthError
 from agent.tasks.files import copy_repo
-from agent.tasks.grading import run_gold
+from agent.tasks.grading import fresh_copy, run_gold, run_graded
 from agent.tasks.model import GOLD_PATCH, TASK_FILE, MutationInfo, Task, TaskFolder, write_task
 from agent.tasks.mutate import Mutant, RealityCheck, all_mutants
 from agent.tasks.statements import model_statement, offline_statement
@@ -48,8 +51,21 @@ if TYPE_CHECKING:
 __all__ = ["SynthConfig", "SynthError", "SynthReport", "gold_check", "synthesize"]
 
 GOLD_CHECK_RUNS = 3
-"""Graded runs of one gold tree at most: one, plus one more after each round of dropped pass_to_pass tests (the
-shorter id list is a different run, so it is graded again)."""
+"""Graded runs of one gold tree at most: one, plus one more after each round of dropped tests (the shorter id list
+is a different run, so it is graded again)."""
+
+
+class Checked(NamedTuple):
+    """A task `gold_check` lets through: its verdict with the tests that do not grade as they should dropped."""
+
+    verdict: Verdict
+    dropped_pass_to_pass: list[str]
+    """pass_to_pass tests that fail in the graded run of the gold tree."""
+    dropped_fail_to_pass: list[str]
+    """fail_to_pass tests that pass in the graded run of the broken tree."""
+
+
+Refused = Literal["gold_unresolved", "broken_resolved"]
 
 
 @dataclass
@@ -76,8 +92,8 @@ class SynthReport:
     candidates: int = 0
     verdicts: Counter[str] = field(default_factory=Counter)
     """Per verified mutant: killed (kept), equivalent (same flipped tests as a kept one), survived, no_collect,
-    timeout, gold_unresolved (its gold tree, graded as the grader grades it, does not resolve), already_in_out,
-    name_taken."""
+    timeout, gold_unresolved (its gold tree, graded as the grader grades it, does not resolve), broken_resolved (no
+    fail_to_pass test fails on its broken tree graded that way), already_in_out, name_taken."""
     baseline: Baseline | None = None
     bank_classes: Counter[str] = field(default_factory=Counter)
     task_classes: Counter[str] = field(default_factory=Counter)
@@ -86,6 +102,9 @@ class SynthReport:
     dropped_pass_to_pass: dict[str, list[str]] = field(default_factory=dict)
     """Per written task (by id): the pass_to_pass tests dropped because they do not pass in the graded run of the
     gold tree (they pass in the whole suite, not as the listed ids: order- or run-shape-dependent)."""
+    dropped_fail_to_pass: dict[str, list[str]] = field(default_factory=dict)
+    """Per written task (by id): the fail_to_pass tests dropped because they pass in the graded run of the broken
+    tree (they failed in the whole suite only)."""
     statement_tokens: int = 0
     unreal: int = 0
     """Candidates skipped unverified: they do not compile, or mean the same as the original or an earlier one."""
@@ -121,7 +140,7 @@ class SynthReport:
                 if self.name_taken
                 else []
             ),
-            *([self._dropped_line()] if self.dropped_pass_to_pass or self.verdicts["gold_unresolved"] else []),
+            *([self._dropped_line()] if self._dropped_any() else []),
             "bug classes: " + (", ".join(f"{k} {v}" for k, v in sorted(self.bug_classes.items())) or "none"),
             "error classes in the new tasks: "
             + (", ".join(f"{k} {v}" for k, v in sorted(self.task_classes.items())) or "none"),
@@ -136,19 +155,33 @@ class SynthReport:
             lines.append("skill bank: no skills, so operators were weighted equally")
         return "\n".join(lines)
 
+    def _dropped_any(self) -> bool:
+        return bool(
+            self.dropped_pass_to_pass
+            or self.dropped_fail_to_pass
+            or self.verdicts["gold_unresolved"]
+            or self.verdicts["broken_resolved"]
+        )
+
     def _dropped_line(self) -> str:
-        tests = sorted({t for ids in self.dropped_pass_to_pass.values() for t in ids})
-        dropped = sum(len(ids) for ids in self.dropped_pass_to_pass.values())
-        shown = ", ".join(tests[:3]) + (f" and {len(tests) - 3} more" if len(tests) > 3 else "")
         parts = []
-        if dropped:
-            parts.append(
-                f"{dropped} pass_to_pass test(s) that fail there dropped from {len(self.dropped_pass_to_pass)} "
-                f"task(s) ({shown})"
-            )
+        for kind, per_task, tree in (
+            ("pass_to_pass", self.dropped_pass_to_pass, "fail on the gold tree"),
+            ("fail_to_pass", self.dropped_fail_to_pass, "pass on the broken tree"),
+        ):
+            tests = sorted({t for ids in per_task.values() for t in ids})
+            dropped = sum(len(ids) for ids in per_task.values())
+            shown = ", ".join(tests[:3]) + (f" and {len(tests) - 3} more" if len(tests) > 3 else "")
+            if dropped:
+                parts.append(f"{dropped} {kind} test(s) that {tree} dropped from {len(per_task)} task(s) ({shown})")
         if self.verdicts["gold_unresolved"]:
             parts.append(f"{self.verdicts['gold_unresolved']} task(s) not written, as their gold tree fails there")
-        return "graded check of the gold trees (the listed tests, run as the grader runs them): " + "; ".join(parts)
+        if self.verdicts["broken_resolved"]:
+            parts.append(
+                f"{self.verdicts['broken_resolved']} task(s) not written, as their broken tree passes there "
+                "(doing nothing would resolve them)"
+            )
+        return "graded check of the task trees (the listed tests, run as the grader runs them): " + "; ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
         baseline = self.baseline
@@ -162,6 +195,7 @@ class SynthReport:
             "skipped_unreal": self.unreal,
             "bug_classes": dict(self.bug_classes),
             "dropped_pass_to_pass": self.dropped_pass_to_pass,
+            "dropped_fail_to_pass": self.dropped_fail_to_pass,
             "task_error_classes": dict(self.task_classes),
             "bank_error_classes": dict(self.bank_classes),
             "covered_bank_classes": self.covered_bank_classes,
@@ -273,14 +307,16 @@ def held_as(folder: Path, verdict: Verdict) -> str | None:
 
 def gold_check(
     repo: Path, verdict: Verdict, *, timeout_s: int, test_python: str | None, runs: int = GOLD_CHECK_RUNS
-) -> tuple[Verdict, list[str]] | None:
+) -> Checked | Refused:
     """Grade the killed mutant's task the way `tasks check --gold` and `eval` will: the grader's run of the listed
     tests (`grading.run_gold`: fail_to_pass then pass_to_pass, not the whole suite) on a fresh task tree with the
-    gold patch applied.
+    gold patch applied, then the same run on the broken tree (what an agent that changes nothing is graded on).
 
-    Returns the verdict with the pass_to_pass tests that fail there dropped, and those tests; None when the task
-    cannot be resolved that way: a fail_to_pass test fails there, the run is invalid (timed out, crashed), the gold
-    patch does not apply, or it still drops tests after `runs` runs (each drop changes the run, so it is graded again).
+    Returns the verdict with the tests that do not grade as they should dropped (pass_to_pass tests failing on the
+    gold tree, fail_to_pass tests passing on the broken one), and those tests. Refused: `gold_unresolved` when the
+    gold tree cannot resolve the task that way (a fail_to_pass test fails there, the run is invalid: timed out,
+    crashed; the gold patch does not apply; or tests are still dropped after `runs` runs: each drop changes the run,
+    so it is graded again), `broken_resolved` when no fail_to_pass test fails on the broken tree.
     """
     mutant = verdict.mutant
     task = Task(
@@ -293,23 +329,46 @@ def gold_check(
     )
     with tempfile.TemporaryDirectory(prefix="sb-gold-") as tmp:
         folder = write_task(Path(tmp), task, repo, {mutant.path: mutant.mutated}, mutant.gold_patch)
-        pass_to_pass = list(verdict.pass_to_pass)
+        fail_to_pass, pass_to_pass = list(verdict.fail_to_pass), list(verdict.pass_to_pass)
         for _ in range(max(1, runs)):
             tf = TaskFolder(
-                task=task.model_copy(update={"pass_to_pass": pass_to_pass}), path=folder, gold_patch=mutant.gold_patch
+                task=task.model_copy(update={"fail_to_pass": fail_to_pass, "pass_to_pass": pass_to_pass}),
+                path=folder,
+                gold_patch=mutant.gold_patch,
             )
             try:
                 result = run_gold(tf, timeout_s=timeout_s, test_python=test_python)
             except SandboxError:
-                return None
-            graded = grade(result, verdict.fail_to_pass, pass_to_pass)
-            if graded.resolved:
-                kept = set(pass_to_pass)
-                return replace(verdict, pass_to_pass=pass_to_pass), [t for t in verdict.pass_to_pass if t not in kept]
-            if result.status not in ("passed", "failed") or not graded.fail_to_pass.all_pass:
-                return None
-            pass_to_pass = graded.pass_to_pass.passed
-    return None
+                return "gold_unresolved"
+            graded = grade(result, fail_to_pass, pass_to_pass)
+            if not graded.resolved:
+                if result.status not in ("passed", "failed") or not graded.fail_to_pass.all_pass:
+                    return "gold_unresolved"
+                pass_to_pass = graded.pass_to_pass.passed
+                continue
+            passing = set(_passing_on_broken(tf, fail_to_pass, pass_to_pass, timeout_s, test_python))
+            if not passing:
+                return Checked(
+                    replace(verdict, fail_to_pass=fail_to_pass, pass_to_pass=pass_to_pass),
+                    [t for t in verdict.pass_to_pass if t not in set(pass_to_pass)],
+                    [t for t in verdict.fail_to_pass if t not in set(fail_to_pass)],
+                )
+            fail_to_pass = [t for t in fail_to_pass if t not in passing]
+            if not fail_to_pass:
+                return "broken_resolved"
+    return "gold_unresolved"
+
+
+def _passing_on_broken(
+    tf: TaskFolder, fail_to_pass: list[str], pass_to_pass: list[str], timeout_s: int, test_python: str | None
+) -> list[str]:
+    """The fail_to_pass tests that pass in the grader's run of the task's broken tree (none when that run is cut
+    short: a mutant that hangs or crashes the run is graded unresolved, as wanted)."""
+    with fresh_copy(tf) as ws:
+        result = run_graded(ws, tf, timeout_s=timeout_s, test_python=test_python)
+    if result.status not in ("passed", "failed"):
+        return []
+    return grade(result, fail_to_pass, pass_to_pass).fail_to_pass.passed
 
 
 def _keep(
@@ -327,9 +386,9 @@ def _keep(
     tree does not resolve it or `out` holds its folder already (decided before any statement is written or paid
     for); returns the verdict to count."""
     checked = gold_check(repo, verdict, timeout_s=timeout_s, test_python=test_python)
-    if checked is None:
-        return "gold_unresolved"
-    verdict, dropped = checked
+    if isinstance(checked, str):
+        return checked
+    verdict, dropped, dropped_fail_to_pass = checked
     folder = out / task_id(project, verdict.mutant)
     held = held_as(folder, verdict)
     if held == "same":
@@ -341,6 +400,8 @@ def _keep(
     report.tasks.append(_write(repo, out, verdict, project, source, model, report))
     if dropped:
         report.dropped_pass_to_pass[folder.name] = dropped
+    if dropped_fail_to_pass:
+        report.dropped_fail_to_pass[folder.name] = dropped_fail_to_pass
     return verdict.status
 
 

@@ -2,6 +2,8 @@
 
 A test that passes in the whole suite but not as the grader runs it (order- or run-shape-dependent, like six's
 `test_lazy`) once went into pass_to_pass, so `tasks check --gold` failed every task synthesized from the project.
+The other way round, a test that fails on the broken tree only in the whole suite went into fail_to_pass, where
+an agent changing nothing would pass it.
 """
 
 from __future__ import annotations
@@ -58,6 +60,25 @@ SETUP_FILES = {
 }
 
 
+# test_cache (first in the whole suite) keeps what mean gives; test_cached checks it. With mean broken, test_cached
+# fails in the whole suite, but as a graded fail_to_pass test it runs first, before anything is kept: it passes.
+CACHE = "tests/test_a_cache.py::test_cache"
+CACHED = "tests/test_stats.py::test_cached"
+LEAK_FILES = {
+    **FILES,
+    "tests/test_a_cache.py": """\
+        import calc
+        from calc.stats import mean
+
+
+        def test_cache():
+            calc.CACHE = mean([1, 2, 3])
+        """,
+    "tests/test_stats.py": textwrap.dedent(FILES["tests/test_stats.py"])
+    + '\n\ndef test_cached():\n    import calc\n\n    assert getattr(calc, "CACHE", 2) == 2\n',
+}
+
+
 @pytest.fixture(scope="module")
 def lazy_synthesized(tmp_path_factory: pytest.TempPathFactory):
     base = tmp_path_factory.mktemp("lazy")
@@ -79,7 +100,7 @@ def test_an_order_dependent_pass_to_pass_test_is_dropped_so_every_gold_patch_res
         assert not grade_patch(tf, None, test_python=PYTHON).resolved
     assert report.dropped_pass_to_pass == {tf.task.task_id: [LAZY] for tf in tasks}
     assert report.to_json()["dropped_pass_to_pass"] == report.dropped_pass_to_pass
-    assert f"3 pass_to_pass test(s) that fail there dropped from 3 task(s) ({LAZY})" in report.summary()
+    assert f"3 pass_to_pass test(s) that fail on the gold tree dropped from 3 task(s) ({LAZY})" in report.summary()
 
 
 def test_a_rerun_finds_the_trimmed_tasks_identical(lazy_synthesized) -> None:
@@ -101,25 +122,28 @@ def _mean_mutant(repo: Path) -> Mutant:
 def test_a_task_whose_fail_to_pass_test_fails_as_graded_on_the_gold_tree_is_refused(tmp_path: Path) -> None:
     repo = write_project(tmp_path / "p", SETUP_FILES)
     verdict = Verdict(_mean_mutant(repo), "killed", [STATS[0]], [SETUP, *STATS[1:]])
-    assert gold_check(repo, verdict, timeout_s=120, test_python=PYTHON) is None
-    # Graded the other way round (test_setup first) the same tree resolves: nothing is dropped.
-    fine = Verdict(verdict.mutant, "killed", [SETUP, STATS[0]], STATS[1:])
-    checked = gold_check(repo, fine, timeout_s=120, test_python=PYTHON)
-    assert checked is not None
-    assert checked[1] == []
-    assert checked[0].pass_to_pass == STATS[1:]
+    assert gold_check(repo, verdict, timeout_s=120, test_python=PYTHON) == "gold_unresolved"
+    # Graded the other way round (test_setup first) the gold tree resolves, but test_setup passes on the broken tree
+    # too: no fail_to_pass test; dropped, test_mean is graded first again.
+    other_way = Verdict(verdict.mutant, "killed", [SETUP, STATS[0]], STATS[1:])
+    assert gold_check(repo, other_way, timeout_s=120, test_python=PYTHON) == "gold_unresolved"
+    # Without the order dependence the task goes through whole.
+    plain = write_project(tmp_path / "plain")
+    fine = Verdict(_mean_mutant(plain), "killed", [STATS[0]], STATS[1:])
+    checked = gold_check(plain, fine, timeout_s=120, test_python=PYTHON)
+    assert checked == (fine, [], [])
 
 
 def test_dropping_pass_to_pass_tests_is_confirmed_by_another_graded_run(tmp_path: Path) -> None:
     repo = write_project(tmp_path / "p", LAZY_FILES)
     verdict = Verdict(_mean_mutant(repo), "killed", [STATS[0]], [LAZY, *STATS[1:]])
     checked = gold_check(repo, verdict, timeout_s=120, test_python=PYTHON)
-    assert checked is not None
+    assert not isinstance(checked, str)
     assert checked[0].pass_to_pass == STATS[1:]
     assert checked[1] == [LAZY]
     assert checked[0].fail_to_pass == [STATS[0]]
     # One run finds the test to drop but cannot confirm the shorter run: the task is refused, not written unchecked.
-    assert gold_check(repo, verdict, timeout_s=120, test_python=PYTHON, runs=1) is None
+    assert gold_check(repo, verdict, timeout_s=120, test_python=PYTHON, runs=1) == "gold_unresolved"
 
 
 def test_synthesis_writes_no_task_whose_gold_tree_fails_as_graded(tmp_path: Path) -> None:
@@ -133,3 +157,36 @@ def test_synthesis_writes_no_task_whose_gold_tree_fails_as_graded(tmp_path: Path
     for tf in load_tasks(tmp_path / "out"):
         assert STATS[0] not in tf.task.fail_to_pass
         assert grade_patch(tf, tf.gold_patch, test_python=PYTHON).resolved, tf.task.task_id
+
+
+def test_a_fail_to_pass_test_that_passes_as_graded_on_the_broken_tree_is_dropped(tmp_path: Path) -> None:
+    repo = write_project(tmp_path / "p", LEAK_FILES)
+    verdict = Verdict(_mean_mutant(repo), "killed", [STATS[0], CACHED], [CACHE, *STATS[1:]])
+    checked = gold_check(repo, verdict, timeout_s=120, test_python=PYTHON)
+    assert not isinstance(checked, str)
+    assert checked.verdict.fail_to_pass == [STATS[0]]
+    assert checked.dropped_fail_to_pass == [CACHED]
+    assert checked.verdict.pass_to_pass == [CACHE, *STATS[1:]]
+    assert checked.dropped_pass_to_pass == []
+
+
+def test_a_task_that_doing_nothing_resolves_is_refused(tmp_path: Path) -> None:
+    repo = write_project(tmp_path / "p", LEAK_FILES)
+    verdict = Verdict(_mean_mutant(repo), "killed", [CACHED], [CACHE, *STATS[1:]])
+    assert gold_check(repo, verdict, timeout_s=120, test_python=PYTHON) == "broken_resolved"
+
+
+def test_synthesis_writes_fail_to_pass_tests_that_fail_as_graded_on_the_broken_tree(tmp_path: Path) -> None:
+    repo = write_project(tmp_path / "p", LEAK_FILES)
+    report = synthesize(repo, tmp_path / "out", SynthConfig(n=3, seed=1, workers=2, test_python=PYTHON),
+                        project="calc", source="repo:calc")  # fmt: skip
+    tasks = load_tasks(tmp_path / "out")
+    assert len(tasks) == len(report.tasks) == 3
+    for tf in tasks:
+        broken = grade_patch(tf, None, test_python=PYTHON)
+        assert broken.fail_to_pass_passed == 0, tf.task.task_id
+        assert grade_patch(tf, tf.gold_patch, test_python=PYTHON).resolved, tf.task.task_id
+    assert report.dropped_fail_to_pass, report.summary()
+    assert all(ids == [CACHED] for ids in report.dropped_fail_to_pass.values())
+    assert report.to_json()["dropped_fail_to_pass"] == report.dropped_fail_to_pass
+    assert "fail_to_pass test(s) that pass on the broken tree dropped from" in report.summary()
