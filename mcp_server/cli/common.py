@@ -184,24 +184,28 @@ def no_bank(home: Path) -> str:
     )
 
 
-def bank_exists(settings: Settings) -> bool:
-    """Whether a bank was ever created here (or a Chroma server holds it); if not, say so on stderr.
+def bank_exists(settings: Settings, *, say: bool = True) -> bool:
+    """Whether a bank was ever created here (or a Chroma server holds it); if not, say so on stderr (unless not
+    `say`: the caller's error says it).
 
     Read-only commands never create a bank: on a fresh home they say this and exit 0 with nothing on stdout.
     """
     if settings.chroma_url is None and not (settings.home / "catalog.db").is_file():
-        typer.echo(f"skillbank: {no_bank(settings.home)}", err=True)
+        if say:
+            typer.echo(f"skillbank: {no_bank(settings.home)}", err=True)
         return False
     return True
 
 
-def open_catalog(settings: Settings) -> Catalog | None:
-    """The catalog alone (list, show, export need no model and no Chroma); None, said on stderr, on a fresh home."""
+def open_catalog(settings: Settings, *, say: bool = True) -> Catalog | None:
+    """The catalog alone (list, show, export need no model and no Chroma); None, said on stderr (unless not `say`),
+    on a fresh home."""
     from skills_store.catalog import Catalog
 
     path = settings.home / "catalog.db"
     if not path.is_file():
-        typer.echo(f"skillbank: {no_bank(settings.home)}", err=True)
+        if say:
+            typer.echo(f"skillbank: {no_bank(settings.home)}", err=True)
         return None
     with clean_errors():
         return Catalog(path, readonly=True)

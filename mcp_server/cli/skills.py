@@ -23,6 +23,7 @@ from mcp_server.cli.common import (
     clean_errors,
     fail,
     load_settings,
+    no_bank,
     open_bank_cli,
     open_catalog,
     refuse_store_path,
@@ -251,9 +252,9 @@ def show(
 ) -> None:
     """Show one skill in full."""
     settings = load_settings()
-    catalog = open_catalog(settings)
+    catalog = open_catalog(settings, say=False)
     if catalog is None:
-        fail(f"no skill with id {skill_id!r}: there is no skill bank at {settings.home} yet")
+        fail(f"no skill with id {skill_id!r}: {no_bank(settings.home)}")
     with catalog:
         found = catalog.get([skill_id])
     if not found:

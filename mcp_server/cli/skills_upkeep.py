@@ -25,6 +25,7 @@ from mcp_server.cli.common import (
     clean_errors,
     fail,
     load_settings,
+    no_bank,
     open_bank_cli,
     open_catalog,
     refuse_archive_path,
@@ -150,8 +151,8 @@ def _activity() -> Iterator[Callable[..., None]]:
 def approve(skill_id: Annotated[str, typer.Argument(help="The candidate skill's id.")]) -> None:
     """Approve a candidate skill (distilled under SKILLBANK_REVIEW): search and suggestions return it from now on."""
     settings = load_settings()
-    if not bank_exists(settings):
-        fail(f"no skill with id {skill_id!r}: there is no skill bank at {settings.home} yet")
+    if not bank_exists(settings, say=False):
+        fail(f"no skill with id {skill_id!r}: {no_bank(settings.home)}")
     with clean_errors(), open_bank_cli(settings) as bank:
         before = bank.get(skill_id).status
         skill = bank.approve(skill_id)
@@ -161,8 +162,8 @@ def approve(skill_id: Annotated[str, typer.Argument(help="The candidate skill's 
 def reject(skill_id: Annotated[str, typer.Argument(help="The candidate skill's id.")]) -> None:
     """Reject a candidate skill: it is deleted (its trajectories stay distilled, so it does not come back)."""
     settings = load_settings()
-    if not bank_exists(settings):
-        fail(f"no skill with id {skill_id!r}: there is no skill bank at {settings.home} yet")
+    if not bank_exists(settings, say=False):
+        fail(f"no skill with id {skill_id!r}: {no_bank(settings.home)}")
     with clean_errors(), open_bank_cli(settings) as bank:
         skill = bank.reject(skill_id)
     typer.echo(f"rejected and deleted {skill.skill_id}: {skill.title}")

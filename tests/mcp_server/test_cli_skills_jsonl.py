@@ -98,9 +98,13 @@ def test_a_fresh_home_lists_exports_and_searches_nothing_and_creates_nothing(hom
         assert result.stdout == "", command
         assert "no skill bank at" in result.stderr
         assert "skills import FILE` creates one" in result.stderr
-    shown = runner.invoke(app, ["skills", "show", "sk-1"])
-    assert shown.exit_code == 2
-    assert "no skill with id 'sk-1': there is no skill bank at" in shown.stderr
+    for command in ("show", "approve", "reject"):
+        shown = runner.invoke(app, ["skills", command, "sk-1"])
+        assert shown.exit_code == 2
+        # One line: the error says there is no bank yet and how one is made (no notice before it saying it again).
+        assert shown.stderr.count("no skill bank at") == 1, shown.stderr
+        assert "no skill with id 'sk-1': no skill bank at" in shown.stderr
+        assert "skills import FILE` creates one" in shown.stderr
     missing = runner.invoke(app, ["skills", "import", "/nonexistent/file.jsonl"])
     assert missing.exit_code == 2
     assert "no such file" in missing.output
