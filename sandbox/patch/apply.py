@@ -12,8 +12,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from sandbox.collector import collector_paused
+from sandbox.patch.dirs import Dirs
 from sandbox.patch.jail import Jail
 from sandbox.patch.models import PatchResult, SyntaxIssue
+from sandbox.patch.ops import FilePatch
 from sandbox.patch.overlay import Entry
 from sandbox.patch.parse import iter_patch
 from sandbox.patch.plan import Plan, Planner
@@ -61,28 +63,43 @@ def _apply_patch(
     except Exception:
         list(sections)  # a malformed patch is reported first, as when it was parsed whole before anything else
         raise
+    try:
+        return _planned(jail, sections, dry_run, check_syntax, syntax_worker, patch)
+    finally:
+        jail.close()
+
+
+def _planned(
+    jail: Jail,
+    sections: Iterable[FilePatch],
+    dry_run: bool,
+    check_syntax: bool,
+    syntax_worker: SyntaxWorker | None,
+    patch: str,
+) -> PatchResult:
     batch = syntax_worker.batch(patch) if check_syntax and syntax_worker is not None else None
     if batch is None:
         plan = Planner(jail).run(sections)
         syntax = [issue for entry in plan.entries for issue in _syntax_issues(entry)] if check_syntax else []
         if not dry_run:
-            _write(plan, jail.root)
+            _write(plan, jail)
         return _result(plan, syntax, dry_run)
     jobs = _Jobs(batch)
     try:
         plan = Planner(jail, on_planned=jobs.planned, python_first=True).run(sections)
         jobs.settle(plan.entries)
         if not dry_run:
-            _write(plan, jail.root)
+            _write(plan, jail)
     except BaseException:
         batch.close(wanted=False)
         raise
     return _result(plan, jobs.issues(batch.close()), dry_run)
 
 
-def _write(plan: Plan, root: Path) -> None:
-    commit(plan.ops, root)
-    drop_stale_bytecode(op.path for op in plan.ops)
+def _write(plan: Plan, jail: Jail) -> None:
+    """Write the plan through the directories the jail checked and opened (never by path: see `sandbox.patch.dirs`)."""
+    commit(plan.ops, jail.root, jail.dirs)
+    drop_stale_bytecode((op.path for op in plan.ops), jail.dirs)
 
 
 def _result(plan: Plan, syntax: list[SyntaxIssue], dry_run: bool) -> PatchResult:
@@ -121,28 +138,36 @@ class _Jobs:
         return [issue for rel, number in self.order for issue in _issues(rel, errors[number])]
 
 
-def drop_stale_bytecode(paths: Iterable[Path]) -> None:
-    """Remove the cached bytecode of changed `.py` files.
+def drop_stale_bytecode(paths: Iterable[Path], dirs: Dirs | None = None) -> None:
+    """Remove the cached bytecode of changed `.py` files (through `dirs`, when given: each `__pycache__` is opened
+    from the workspace root without following a link, as the files were written).
 
     Python trusts `__pycache__/<name>.*.pyc` when the source's mtime (in whole seconds) and size match, so a
     same-size edit within the second after the last import would run the old code in the next test run.
     """
-    listed: dict[str, list[str]] = {}  # each __pycache__ read once, not globbed per file (a glob compiles a regex)
+    listed: dict[str, tuple[int | None, list[str]]] = {}  # each __pycache__ read once, not globbed per file
     for path in paths:
         folder, base = os.path.split(path)  # strings, not Paths: made per file, those cost more than the rest
         if not base.endswith(".py") or base == ".py":  # its suffix is not `.py` (`.py` alone is a stem)
             continue
         cache = os.path.join(folder, "__pycache__")
         if cache not in listed:
-            try:
-                listed[cache] = os.listdir(cache)
-            except OSError:
-                listed[cache] = []
+            listed[cache] = _cache_listing(cache, dirs)
+        fd, names = listed[cache]
         prefix = f"{base[: -len('.py')]}."
-        for name in listed[cache]:
+        for name in names:
             if name.startswith(prefix) and name.endswith(".pyc") and len(name) >= len(prefix) + len(".pyc"):
                 with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(cache, name))
+                    os.unlink(name if fd is not None else os.path.join(cache, name), dir_fd=fd)
+
+
+def _cache_listing(cache: str, dirs: Dirs | None) -> tuple[int | None, list[str]]:
+    """The `__pycache__` directory's fd (None: reached by path) and the names in it; none when it cannot be read."""
+    try:
+        fd = dirs.fd(cache) if dirs is not None else None
+        return fd, os.listdir(fd if fd is not None else cache)
+    except (OSError, ValueError):
+        return None, []
 
 
 def _checked(entry: Entry) -> bool:

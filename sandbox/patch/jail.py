@@ -1,8 +1,10 @@
 """The workspace jail: every path a patch names must stay inside the root, outside `.git/` and the hidden paths (the
-skillbank data dir, when it lies inside the workspace), and not be a link."""
+skillbank data dir, when it lies inside the workspace), and not be a link. What it checked is then read and written
+through the directories it opened (`sandbox.patch.dirs`), never by path again."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -10,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sandbox.errors import PatchError, WorkspaceUnavailable
+from sandbox.patch.dirs import Dirs, Place
 
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
 
@@ -81,6 +84,15 @@ class Jail:
         self._parents: dict[str, str] = {"": self._root}
         """Each directory's real path, resolved once per patch: a release diff names ~10 files per directory, and
         `realpath` costs a `lstat` per component. The files themselves are checked every time."""
+        self.dirs = Dirs(self._root)
+        """The directories the patch reads and writes in, opened as they are checked; closed by `close`."""
+
+    def close(self) -> None:
+        self.dirs.close()
+
+    def place(self, path: Path | str) -> Place:
+        """Where the checked file at `path` (from `lookup`) is read and written."""
+        return self.dirs.place(path)
 
     def resolve(self, rel: str) -> Path:
         """The real location of the already normalised `rel`; its parents may be links that stay inside the root."""
@@ -108,10 +120,14 @@ class Jail:
             self._check_hidden(rel, final)
         info: os.stat_result | OSError | None
         try:
-            info = os.lstat(final)
+            info = os.stat(name, dir_fd=self.dirs.fd(parent), follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):
             info = None
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise PathRefused(
+                    rel, f"{exc.strerror} since it was checked", "send the patch again once nothing moves it"
+                ) from exc
             info = exc
         if isinstance(info, os.stat_result) and stat.S_ISLNK(info.st_mode):
             real = Path(os.path.realpath(final))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.patch.dirs import Place
 from sandbox.patch.jail import Jail, PathRefused, normalize, regular_file
 from sandbox.patch.ops import PathChoice
 from sandbox.patch.textfile import BinaryContent, TextFile
@@ -101,7 +103,7 @@ class Overlay:
         info = regular_file(rel, status)
         mode = stat.S_IMODE(info.st_mode) if info is not None else None
         try:
-            data = _read(path, info.st_size) if info is not None else None
+            data = _read(self.jail.place(path), info.st_size) if info is not None else None
         except OSError as exc:
             raise PathRefused(rel, f"the file cannot be read ({exc.strerror})", "check its permissions") from exc
         stamp = (info.st_mtime_ns, info.st_size, info.st_ino) if info is not None else None
@@ -164,10 +166,16 @@ class Overlay:
         return sorted((e for e in self.entries.values() if e.touched), key=lambda e: e.first)
 
 
-def _read(path: Path, size: int) -> bytes:
-    """The file's bytes, read to its end (`size`, from its `lstat`, is only a hint: it may have grown since)."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+_READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+
+
+def _read(place: Place, size: int) -> bytes:
+    """The file's bytes, read to its end (`size`, from its `lstat`, is only a hint: it may have grown since); never
+    through a link, a FIFO or a device put in the file's place since it was checked."""
+    fd = os.open(place.name, _READ_FLAGS, dir_fd=place.dir_fd)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "it is no longer a regular file", place.name)
         chunks = [os.read(fd, size + 1)]
         while chunks[-1]:
             chunks.append(os.read(fd, 1 << 20))

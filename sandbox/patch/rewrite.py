@@ -18,7 +18,8 @@ import contextlib
 import errno
 import os
 import stat
-from pathlib import Path
+
+from sandbox.patch.dirs import Place
 
 _FLAGS = (
     os.O_WRONLY
@@ -31,10 +32,10 @@ _FLAGS = (
 _NO_FALLOCATE = frozenset({errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS})
 
 
-def open_to_rewrite(path: Path, inode: int | None) -> int | None:
-    """An fd open for writing on `path` if it is a regular file with one link (and inode `inode`, when given);
-    None, nothing left open, when it is not. Raises OSError when it does not open (read-only, busy, gone)."""
-    fd = os.open(path, _FLAGS)
+def open_to_rewrite(place: Place, inode: int | None) -> int | None:
+    """An fd open for writing on the file at `place` if it is a regular file with one link (and inode `inode`, when
+    given); None, nothing left open, when it is not. Raises OSError when it does not open (read-only, busy, gone)."""
+    fd = os.open(place.name, _FLAGS, dir_fd=place.dir_fd)
     info = os.fstat(fd)
     if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and inode in (None, info.st_ino):
         return fd
@@ -42,11 +43,11 @@ def open_to_rewrite(path: Path, inode: int | None) -> int | None:
     return None
 
 
-def reserve(path: Path, inode: int | None, size: int) -> int | None:
+def reserve(place: Place, inode: int | None, size: int) -> int | None:
     """Make room for `size` bytes in the file before its rewrite: its size until now (the file is extended with
     zeros when it must grow; `shrink_back` undoes that), or None when it is not a file to rewrite in place. Raises
     OSError when the disk cannot hold it (or the file does not open)."""
-    fd = open_to_rewrite(path, inode)
+    fd = open_to_rewrite(place, inode)
     if fd is None:
         return None
     try:
@@ -62,10 +63,10 @@ def reserve(path: Path, inode: int | None, size: int) -> int | None:
         os.close(fd)
 
 
-def shrink_back(path: Path, size: int) -> None:
+def shrink_back(place: Place, size: int) -> None:
     """Cut a file `reserve` extended back to its size before (best effort: a failed patch is being undone)."""
     with contextlib.suppress(OSError):
-        fd = os.open(path, _FLAGS)
+        fd = os.open(place.name, _FLAGS, dir_fd=place.dir_fd)
         try:
             os.ftruncate(fd, size)
         finally:

@@ -11,6 +11,7 @@ import pytest
 from sandbox.errors import PatchError, WriteFailed
 from sandbox.patch import apply_patch, rewrite, write
 from sandbox.patch.apply import drop_stale_bytecode
+from sandbox.patch.dirs import Dirs, Place
 
 HashTree = Callable[[Path], str]
 
@@ -45,7 +46,7 @@ def test_dry_run_reports_the_plan_and_writes_nothing(three: Path, hash_tree: Has
 def test_failure_while_replacing_in_a_new_file_rolls_every_file_back(three: Path, hash_tree: HashTree, monkeypatch):
     before = hash_tree(three)
 
-    def failing_replace(src: str | Path, dst: str | Path) -> None:
+    def failing_replace(src: Place, dst: Place) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(write, "_replace", failing_replace)
@@ -120,13 +121,13 @@ def test_a_file_swapped_for_a_copy_with_the_same_size_and_time_counts_as_changed
 ):
     real_stage = write._stage
 
-    def swap_b(path: Path, data: bytes, mode: int | None) -> str:
+    def swap_b(place: Place, data: bytes, mode: int | None) -> Place:
         b = three / "b.txt"
         info = b.stat()
         (three / "b.new").write_text("x\n")  # an editor's save: a new file moved over the old one
         os.utime(three / "b.new", ns=(info.st_atime_ns, info.st_mtime_ns))
         os.replace(three / "b.new", b)
-        return real_stage(path, data, mode)
+        return real_stage(place, data, mode)
 
     monkeypatch.setattr(write, "_stage", swap_b)
     with pytest.raises(PatchError, match=r"b\.txt changed on disk"):
@@ -152,7 +153,7 @@ def test_a_hard_linked_file_is_replaced_and_its_other_name_keeps_the_old_content
 
 
 def test_a_file_that_refuses_a_rewrite_is_replaced_instead(three: Path, monkeypatch):
-    def busy(path: Path, inode: int | None) -> int:
+    def busy(place: Place, inode: int | None) -> int:
         raise OSError(26, "Text file busy")  # a running program, or a file this user may not write
 
     monkeypatch.setattr(rewrite, "open_to_rewrite", busy)
@@ -165,29 +166,33 @@ def test_a_file_that_refuses_a_rewrite_is_replaced_instead(three: Path, monkeypa
 
 @pytest.mark.parametrize("planted", ["fifo", "hard link"])
 def test_only_a_regular_single_link_file_opens_for_a_rewrite(tmp_path: Path, planted: str):
-    path = tmp_path / "target"
+    with Dirs(tmp_path) as dirs:
+        only_a_regular_single_link_file_opens(tmp_path / "target", dirs.place(tmp_path / "target"), planted)
+
+
+def only_a_regular_single_link_file_opens(path: Path, place: Place, planted: str) -> None:
     if planted == "fifo":
         os.mkfifo(path)
         with pytest.raises(OSError, match="No such device or address"):  # no reader: refused, not waited for
-            rewrite.open_to_rewrite(path, None)
+            rewrite.open_to_rewrite(place, None)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # with a reader: opened, seen not to be a file
         try:
-            assert rewrite.open_to_rewrite(path, None) is None
+            assert rewrite.open_to_rewrite(place, None) is None
         finally:
             os.close(fd)
     else:
         path.write_text("x\n")
-        os.link(path, tmp_path / "second")
-        assert rewrite.open_to_rewrite(path, None) is None
+        os.link(path, path.with_name("second"))
+        assert rewrite.open_to_rewrite(place, None) is None
     os.unlink(path)
     path.write_text("a file in place of the one that was read\n")
-    assert rewrite.open_to_rewrite(path, path.stat().st_ino + 1) is None
+    assert rewrite.open_to_rewrite(place, path.stat().st_ino + 1) is None
 
 
 def test_failure_during_delete_rolls_back_the_replaced_files(three: Path, hash_tree: HashTree, monkeypatch):
     before = hash_tree(three)
 
-    def failing_unlink(path: Path) -> None:
+    def failing_unlink(place: Place) -> None:
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(write, "_unlink", failing_unlink)
@@ -203,7 +208,7 @@ def test_a_failed_patch_puts_back_the_hard_linked_file_it_replaced_as_the_same_i
     os.link(three / "a.txt", other)
     before, inode = hash_tree(three), (three / "a.txt").stat().st_ino
 
-    def failing_unlink(path: Path) -> None:
+    def failing_unlink(place: Place) -> None:
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(write, "_unlink", failing_unlink)
@@ -219,11 +224,13 @@ def test_a_failed_patch_puts_back_the_hard_linked_file_it_replaced_as_the_same_i
 TWO_DELETIONS = "--- a/a.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n--- a/d.txt\n+++ /dev/null\n@@ -1 +0,0 @@\n-d\n"
 
 
-def fail_unlinking(name: str) -> Callable[[Path], None]:
-    def unlink(path: Path) -> None:
-        if path.name == name:
+def fail_unlinking(name: str) -> Callable[[Place], None]:
+    real_unlink = write._unlink
+
+    def unlink(place: Place) -> None:
+        if place.name == name:
             raise PermissionError(13, "Permission denied")
-        path.unlink()
+        real_unlink(place)
 
     return unlink
 
@@ -272,10 +279,10 @@ def test_failure_while_staging_changes_nothing(three: Path, hash_tree: HashTree,
     before = hash_tree(three)
     real_stage = write._stage
 
-    def failing_stage(path: Path, data: bytes, mode: int | None) -> Path:
-        if path.name == "c.txt":
+    def failing_stage(place: Place, data: bytes, mode: int | None) -> Place:
+        if place.name == "c.txt":
             raise OSError(122, "Disk quota exceeded")
-        return real_stage(path, data, mode)
+        return real_stage(place, data, mode)
 
     monkeypatch.setattr(write, "_stage", failing_stage)
     with pytest.raises(WriteFailed, match=r"could not write new/c\.txt .*nothing was changed"):
@@ -288,10 +295,10 @@ def test_file_changed_by_another_writer_during_the_patch_is_not_clobbered(
 ):
     real_stage = write._stage
 
-    def stage_while_someone_edits(path: Path, data: bytes, mode: int | None) -> Path:
-        if path.name == "c.txt":
+    def stage_while_someone_edits(place: Place, data: bytes, mode: int | None) -> Place:
+        if place.name == "c.txt":
             (three / "b.txt").write_text("edited by someone else, longer\n")
-        return real_stage(path, data, mode)
+        return real_stage(place, data, mode)
 
     monkeypatch.setattr(write, "_stage", stage_while_someone_edits)
     with pytest.raises(PatchError, match=r"b\.txt changed on disk while the patch was being planned"):
