@@ -10,9 +10,10 @@ only take turns with the engine; a process runs beside it.
 The worker answers exactly what `Redactor.redact` answers in-process (it builds the same redactor from the same
 patterns), and whenever it cannot answer in time (not started yet, busy with another call, dead, hung, or the
 value too big for its pipe) the capture redacts in-process as before: nothing is ever stored unredacted. It is
-plain Python (`-I -S`, `skills_store.redact` only), spawned by the first call worth it, and it leaves when its
-stdin closes, so it dies with the server. A request is written from the event loop only into an empty pipe that
-holds it whole, so the write never waits for the worker, even a hung one.
+plain Python (`-I -S`, `skills_store.redact` only; the server's environment without its secrets, and undumpable:
+a test of the same uid cannot read it or the text before redaction out of /proc), spawned by the first call worth
+it, and it leaves when its stdin closes, so it dies with the server. A request is written from the event loop only
+into an empty pipe that holds it whole, so the write never waits for the worker, even a hung one.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 
 from mcp_server.redact_worker_main import SIZE
 from sandbox.syntax_worker_main import read_exact, write_all
+from sandbox.worker_env import worker_env
 from skills_store.redact import Redactor
 
 #: Arguments with less text than this are redacted in-process: the round trip costs more than the scan.
@@ -153,6 +155,7 @@ class RedactWorker:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _MAIN, str(_ROOT), self._spec],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True,
+                env=worker_env(),  # the server's keys and tokens stay out of its /proc/PID/environ
             )  # fmt: skip
         except OSError:
             return None

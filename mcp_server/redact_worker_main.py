@@ -16,6 +16,7 @@ import struct
 import sys
 
 from sandbox.syntax_worker_main import background, read_exact, write_all
+from sandbox.undumpable import make_undumpable
 from skills_store.redact import Redactor
 
 SIZE = struct.Struct("<I")
@@ -23,6 +24,7 @@ SIZE = struct.Struct("<I")
 
 def serve(spec: str) -> None:
     """Answer requests until stdin closes; `spec` is the JSON `[extra_patterns, entropy]` of the server's redactor."""
+    make_undumpable()  # it holds the text before redaction: not for a test's eyes (see `sandbox.undumpable`)
     patterns, entropy = json.loads(spec)
     background()  # a wake-up by the server does not take the server's core (see `syntax_worker_main.background`)
     redactor = Redactor(patterns, entropy=entropy)

@@ -3,8 +3,9 @@ and writes.
 
 `compile()` holds the interpreter lock for a whole block, so a thread cannot overlap it with the writes, and a
 fork per patch costs more in copy-on-write faults than it saves. This worker is spawned once (plain Python, `-I -S`,
-the standard library and `sandbox.syntax` only), reused for every patch, and leaves when its pipe closes, so it
-dies with the server. One batch per patch:
+the standard library and `sandbox.syntax` only; the server's environment without its secrets, and undumpable: a
+test of the same uid cannot read it or the patches out of /proc), reused for every patch, and leaves when its pipe
+closes, so it dies with the server. One batch per patch:
 
 - while the patch is planned, each planned `.py` file becomes a job: its bytes go to a shared, unlinked temp file
   (a write that never blocks) and a 16-byte ticket naming where they lie goes to the ticket pipe;
@@ -34,6 +35,7 @@ from pathlib import Path
 
 from sandbox.syntax import file_syntax_error
 from sandbox.syntax_worker_main import END, SIZE, TICKET, Error, read_exact
+from sandbox.worker_env import worker_env
 
 Job = tuple[bytes, Sequence[str], list[tuple[int, int]] | None, str]
 """(bytes, lines, changed line ranges or None, file name): `file_syntax_error`'s arguments."""
@@ -139,6 +141,7 @@ class _Process:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 pass_fds=fds,
+                env=worker_env(),  # the server's keys and tokens stay out of its /proc/PID/environ
             )
         finally:
             os.close(answers_w)  # the worker holds the only writer: its exit is our EOF

@@ -9,6 +9,7 @@ import os
 import struct
 
 from sandbox.syntax import syntax_error, text_syntax_error
+from sandbox.undumpable import make_undumpable
 
 Error = tuple[int | None, str] | None
 TICKET = struct.Struct("<qq")  # (offset, length) of a job in the shared file; offset -1 ends the batch
@@ -70,6 +71,7 @@ def serve(go: str, tickets: str, answers: str, data: str) -> None:
 
     Between batches it reads `go`, never the tickets, so the second end ticket is left for the engine. It leaves
     when a pipe closes: the server has gone."""
+    make_undumpable()  # the patches it is sent are not for a test's eyes (see `sandbox.undumpable`)
     go_fd, tickets_fd, answers_fd, data_fd = int(go), int(tickets), int(answers), int(data)
     background()
     os.write(answers_fd, b"R")

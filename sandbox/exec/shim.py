@@ -19,14 +19,13 @@ report and warns, since without a cgroup nothing else finds processes that left 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import sys
 from pathlib import Path
 
 from pydantic import BaseModel
 
-PR_SET_DUMPABLE = 4
+from sandbox.undumpable import make_undumpable as make_undumpable  # its old home: `sandbox.exec.local` imports it here
 
 SHIM = r"""
 import ctypes, os, resource, signal, sys, time
@@ -188,14 +187,3 @@ def read_report(fd: int) -> ShimReport | None:
     if not leftovers.isdigit() or tracked not in ("0", "1"):
         return None
     return ShimReport(leftovers=int(leftovers), tracked=tracked == "1")
-
-
-def make_undumpable() -> bool:
-    """Make this process not dumpable: a same-uid process without CAP_SYS_PTRACE (a test under the plain local
-    backend) can then no longer read its `/proc/PID/environ` (the API keys) or open its `/proc/PID/fd` (the MCP
-    wire, the Cancel pipe). It also means no core dump, and no debugger attaching without root."""
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return False
-    return bool(prctl(PR_SET_DUMPABLE, ctypes.c_ulong(0), 0, 0, 0) == 0)

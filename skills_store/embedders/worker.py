@@ -9,7 +9,8 @@ encode is one pipe round trip (the vectors come back as raw float32 bytes).
 The worker is spawned when the embedder is built (so the model loads while the caller opens the rest of the
 bank), answers one request at a time, is respawned once if it died, and leaves by itself when the pipe to its
 parent closes (see worker_main). `stop_workers()` kills every live worker at once for a process that leaves
-with `os._exit`.
+with `os._exit`. It gets the server's environment without its keys and tokens (`ENV_NAMES`) and makes itself
+undumpable first thing, so a test of the same uid finds neither the secrets nor the texts it encodes in /proc.
 
 `prefetch(text)` sends a query ahead, before its search asks for it: the server calls it as soon as a
 `search_skills` request is routed, so the worker encodes while the server validates the arguments, opens the
@@ -23,7 +24,6 @@ import collections
 import contextlib
 import json
 import logging
-import os
 import subprocess
 import sys
 import threading
@@ -33,6 +33,7 @@ from typing import IO, Any, TypeVar
 
 import numpy as np
 
+from sandbox.worker_env import worker_env
 from skills_store.embedders.specs import MINILM_SPECS
 from skills_store.embedders.worker_main import _SHAPE, read_frame, write_frame
 from skills_store.errors import ConfigError, SkillStoreError
@@ -43,6 +44,22 @@ T = TypeVar("T")
 #: Specs whose name and dimension are known without loading the model (so building the embedder never waits).
 #: A `hash` worker (no model; `make_embedder` keeps it in-process) exists for tests of the worker itself.
 KNOWN = dict.fromkeys(MINILM_SPECS, ("all-MiniLM-L6-v2", 384))
+
+#: The server's variables the worker gets besides `sandbox.worker_env.BASE_NAMES` (never one that looks like a
+#: credential, such as HF_TOKEN): what its Python reads (PYTHON*, a venv's or conda's paths, the loader's path), the
+#: thread pools (OMP_NUM_THREADS, which the CLI sets), the allocator, and where the model caches are and whether
+#: they may be fetched.
+ENV_NAMES = (
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "LD_LIBRARY_PATH",
+    "XDG_CACHE_HOME",
+    "SENTENCE_TRANSFORMERS_HOME",
+    "TORCH_HOME",
+)
+ENV_PREFIXES = ("PYTHON", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "MALLOC_", "HF_", "HUGGINGFACE_", "TRANSFORMERS_")
+#: Two malloc arenas, not one per thread (torch's and the tokenizer's): a smaller resident set.
+ENV_DEFAULTS = {"MALLOC_ARENA_MAX": "2"}
 
 _LIVE: weakref.WeakSet[WorkerEmbedder] = weakref.WeakSet()
 
@@ -179,8 +196,7 @@ class WorkerEmbedder:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            # Two malloc arenas, not one per thread (torch's and the tokenizer's): a smaller resident set.
-            env={"MALLOC_ARENA_MAX": "2", **os.environ},
+            env=worker_env(ENV_NAMES, ENV_PREFIXES, ENV_DEFAULTS),  # the server's keys stay out of its environ
         )
         threading.Thread(
             target=self._drain_stderr, args=(self._proc.stderr,), name="skillbank-embedder-log", daemon=True

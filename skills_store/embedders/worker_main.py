@@ -25,6 +25,8 @@ import sys
 import threading
 from typing import IO
 
+from sandbox.undumpable import make_undumpable
+
 #: A batch of at least this many texts is followed by a heap trim (queries, one text each, are not).
 TRIM_AFTER_ROWS = 16
 _LEN = struct.Struct(">I")
@@ -73,6 +75,7 @@ def _trim() -> None:
 
 
 def main(argv: list[str]) -> int:
+    make_undumpable()  # what it is sent and its memory are not for a test's eyes (see `sandbox.undumpable`)
     if len(argv) != 1:
         print("usage: python -m skills_store.embedders.worker_main SPEC", file=sys.stderr)
         return 2
