@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandbox.exec.base import SECRET_NAME_RE
 from sandbox.untrusted import OPEN_FLAGS, read_small
 
 #: Directories never searched for Python files when the workspace is not a git repo.
@@ -209,7 +210,8 @@ def _git(ws: Path, repo: _Repo | None, args: list[str], deadline: Deadline) -> b
     git = shutil.which("git")
     if git is None or deadline.passed:
         return None
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    # Not the server's keys and tokens: git reads the workspace's own config, which a test may have written.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and not SECRET_NAME_RE.search(k)}
     env |= {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_PAGER": "cat"}
     if repo is not None:
         env |= {"GIT_DIR": repo.git_dir, "GIT_WORK_TREE": repo.work_tree}

@@ -29,6 +29,7 @@ from sandbox.patch.paths import shown_name
 from sandbox.syntax import syntax_error
 from sandbox.testing.changes import Deadline, RepoMemory, Source, changed_sources
 from sandbox.testing.models import Reward, SyntaxProblem
+from sandbox.worker_env import worker_env
 
 #: Default weights; `Settings.reward_weights` (SKILLBANK_REWARD_WEIGHTS) overrides them.
 DEFAULT_WEIGHTS: dict[str, float] = {"syntax": 0.2, "runtime": 0.2, "pass_rate": 0.6}
@@ -132,6 +133,8 @@ def changed_python_files(workspace: Path, memory: RepoMemory | None = None) -> l
 _CHILD = (
     "import sys, marshal\n"
     "sys.path.insert(0, sys.argv[1])\n"
+    "from sandbox.undumpable import make_undumpable\n"
+    "make_undumpable()\n"  # the workspace's sources are not for a test's eyes (see `sandbox.undumpable`)
     "from sandbox.syntax import syntax_error\n"
     "out = sys.stdout.buffer\n"
     "for name, source in marshal.load(sys.stdin.buffer):\n"
@@ -153,6 +156,7 @@ def _compile(sources: list[Source], deadline: Deadline) -> list[Error]:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            env=worker_env(),  # the server's keys and tokens stay out of its /proc/PID/environ
         )
     except OSError:  # no child process here: compile in-process, the deadline checked between files
         return _compile_here(sources, deadline)
