@@ -44,11 +44,11 @@ from sandbox.exec.base import (
 from sandbox.exec.cgroup import PidsCgroup
 from sandbox.exec.pump import pump_process
 from sandbox.exec.shim import make_undumpable, read_report, shim_args
+from sandbox.exec.unix_sockets import SYSTEM_DIRS, socket_view
 from sandbox.exec.view import (
     MAX_SOCKET_MASKS,
     git_dirs_outside,
     git_guard,
-    host_sockets,
     runtime_args,
     runtime_dirs,
     socket_masks,
@@ -58,6 +58,10 @@ UNFENCED_WARNING = "files outside the workspace are not protected (no bubblewrap
 UNMASKED_WARNING = "the skillbank data dir is not hidden from the tests (no bubblewrap); only its path is withheld"
 NO_CGROUP_WARNING = "process count not bounded (no pids cgroup here); only the timeout stops a fork bomb"
 ESCAPE_WARNING = "the sandbox lost track of the tests' processes (its watcher was killed): some may still be running"
+NO_SOCK_DIAG_WARNING = (
+    "host unix sockets are found by their bound names only (no sock_diag here): one bound by a relative name, "
+    "renamed or hard-linked stays reachable"
+)
 
 
 class LocalConfig(BaseModel):
@@ -164,7 +168,11 @@ class LocalSandbox:
         guard = git_guard(self.workspace, scratch_root(self.config.scratch_dir, "local")) if self._bwrap else None
         try:
             with guard or contextlib.nullcontext([]) as git:
-                argv = [*self._bwrap_args(cwd, scratch, git), *command] if self._bwrap else list(command)
+                argv = (
+                    [*self._bwrap_args(cwd, scratch, git, run_env.get("PATH", "")), *command]
+                    if self._bwrap
+                    else list(command)
+                )
                 return self._execute(argv, cwd, timeout, run_env, group, cancel)
         finally:
             if group is not None:
@@ -266,10 +274,12 @@ class LocalSandbox:
             "RLIMIT_CORE": 0,
         }
 
-    def _bwrap_args(self, cwd: Path, scratch: Path, git: list[str]) -> list[str]:
+    def _bwrap_args(self, cwd: Path, scratch: Path, git: list[str], path_var: str = "") -> list[str]:
         """The bubblewrap command line: the host read-only; HOME, /tmp and the runtime dirs (daemon sockets)
         empty; the interpreter dirs among them, the scratch dir and the workspace bound again; `git` (keeping
-        `.git` read-only) and the hidden paths' masks on top; `/dev/null` over every other host socket."""
+        `.git` read-only) and the hidden paths' masks on top; `/dev/null` over every other host socket, and where a
+        socket's names are not all known (see `sandbox.exec.unix_sockets`), its file system hidden but for the dirs
+        the run needs (`path_var` is the run's PATH: its dirs are among them)."""
         assert self._bwrap is not None
         args = [self._bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         args += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
@@ -278,14 +288,29 @@ class LocalSandbox:
         for path in hidden:
             args += ["--tmpfs", str(path)]
         runtime = runtime_dirs()
+        git_outside = git_dirs_outside(self.workspace)
+        path_dirs = [Path(p) for p in path_var.split(os.pathsep) if p.startswith("/")]
+        needed = [self.workspace, cwd, scratch, *self.ro_paths, *git_outside, *path_dirs, *SYSTEM_DIRS]
+        skip = [*hidden, *runtime, Path("/tmp"), *self.hidden, Path("/dev"), Path("/proc"), Path("/sys")]
+        unlocated, sockets, by_inode = socket_view(_resolved(needed), skip)
+        if not by_inode:
+            self._warn(NO_SOCK_DIAG_WARNING)
+        if unlocated:
+            names = ", ".join(map(str, unlocated[:8])) + (", ..." if len(unlocated) > 8 else "")
+            self._warn(
+                f"hidden from the tests: {names} (a host unix socket on that file system was bound by a relative "
+                "name, renamed or hard-linked: not all its paths are known)"
+            )
+        for path in unlocated:
+            args += ["--tmpfs", str(path)]
         args += runtime_args(runtime)
         args += ["--bind", str(scratch / "tmp"), "/tmp", "--bind", str(scratch), str(scratch)]
         # The fresh HOME and /tmp hide what was there: bring back, read-only, the interpreter dirs among it
         # (a checkout or a virtualenv under /tmp, as CI may have) and the git dirs outside the workspace that git
         # in it uses (a worktree's, the enclosing repo's of a subdir).
-        covered = [*hidden, *runtime, Path("/tmp")]
+        covered = [*hidden, *runtime, Path("/tmp"), *unlocated]
         shown = [self.workspace]
-        for root in minimal_roots([*self.ro_paths, *git_dirs_outside(self.workspace)]):
+        for root in minimal_roots([*self.ro_paths, *git_outside]):
             if path_is_under(root, covered) and not path_is_under(root, [scratch]) and root.exists():
                 args += ["--ro-bind", str(root), str(root)]
                 shown.append(root)
@@ -295,7 +320,7 @@ class LocalSandbox:
         args += self._mask_args(inside_workspace=True)
         args += [arg for path in self.hidden if path.is_dir() for arg in ("--remount-ro", str(path))]
         unseen = [*self.hidden, scratch, Path("/dev"), Path("/proc")]
-        masks, left_out = socket_masks(host_sockets(), covered=covered, shown=shown, unseen=unseen)
+        masks, left_out = socket_masks(sockets, covered=covered, shown=shown, unseen=unseen)
         if left_out:
             self._warn(f"{left_out} host unix sockets stay reachable (only {MAX_SOCKET_MASKS} are hidden)")
         args += masks
@@ -325,6 +350,15 @@ def _home() -> Path | None:
     except (RuntimeError, KeyError):
         return None
     return None if home == Path("/") else home
+
+
+def _resolved(paths: Sequence[Path]) -> list[Path]:
+    """`paths` with their links resolved (what the sandbox shows is the real tree), those missing left out."""
+    found: list[Path] = []
+    for path in paths:
+        with contextlib.suppress(OSError, RuntimeError):
+            found.append(path.resolve(strict=True))
+    return list(dict.fromkeys(found))
 
 
 def _proc_stat(pid: int | str) -> tuple[str, list[str]] | None:

@@ -3,7 +3,7 @@
 A read-only mount stops writes, not `connect()`: a unix-domain socket anywhere in the host's tree (Docker's
 `/var/run/docker.sock`, the D-Bus buses, a local PostgreSQL) would reach a host service from a sandbox that has no
 network. So the runtime dirs (`/run`, `/var/run`, `XDG_RUNTIME_DIR`) get an empty tmpfs, and every other
-pathname socket bound on the host (`/proc/net/unix`) gets `/dev/null` bound over it.
+pathname socket bound on the host gets `/dev/null` bound over it (found by inode: `sandbox.exec.unix_sockets`).
 
 The host runs git over the workspace's `.git` after a run (the syntax reward), so the tests must not be able to
 plant a filter or a hook there, nor create or redirect `.git`: whatever `.git` is, it is mounted read-only, and
@@ -58,7 +58,8 @@ def runtime_args(dirs: Sequence[Path]) -> list[str]:
 
 
 def host_sockets(net_unix: Path = Path("/proc/net/unix")) -> list[Path]:
-    """Paths of the unix-domain sockets bound in this network namespace that are sockets at that path here."""
+    """Paths of the unix-domain sockets bound in this network namespace that are sockets at that path here, by the
+    names `/proc/net/unix` lists (only where the kernel has no unix sock_diag: see `sandbox.exec.unix_sockets`)."""
     try:
         lines = net_unix.read_text(errors="replace").splitlines()[1:]
     except OSError:

@@ -1,0 +1,188 @@
+"""Where the host's bound unix sockets are, by inode: so that a bubblewrap sandbox can hide every name of each.
+
+`/proc/net/unix` lists the name a socket was bound to, which is not always where it is: a name bound relative to the
+server's working dir, a socket renamed or moved after `bind()`, and a hard link to it are all reachable at paths not
+listed there. The kernel's sock_diag interface (`NETLINK_SOCK_DIAG`, `UDIAG_SHOW_VFS`) gives each bound socket's
+file-system device and inode instead. A socket whose every name is found (the listed name or a relative one under a
+dir the sandbox shows is that inode, and it has no other link) is masked at those names; for any other, only its
+device is known, so every dir of that file system that the sandbox needs not see is hidden (`unlocated_view`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import stat
+import struct
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.exec.view import host_sockets
+
+#: The host dirs a sandbox always needs (programs, libraries, configuration); never hidden.
+SYSTEM_DIRS = tuple(Path(p) for p in ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/nix"))
+
+_SOCK_DIAG_BY_FAMILY = 20
+_NLM_F_REQUEST, _NLM_F_DUMP = 0x1, 0x300
+_NLMSG_ERROR, _NLMSG_DONE = 2, 3
+_UDIAG_SHOW_NAME, _UDIAG_SHOW_VFS = 0x1, 0x2
+_UNIX_DIAG_NAME, _UNIX_DIAG_VFS = 0, 1
+_NETLINK_SOCK_DIAG = 4
+
+
+@dataclass(frozen=True)
+class BoundSocket:
+    """A pathname unix socket bound in this network namespace: its name as bound and its file's device and inode
+    (`dev` as `st_dev` gives it; `ino` only its low 32 bits, all that sock_diag reports)."""
+
+    name: str
+    dev: int
+    ino: int
+
+
+def bound_sockets() -> list[BoundSocket] | None:
+    """Every pathname socket bound in this network namespace (from sock_diag); None where the kernel has no
+    unix sock_diag (then only `/proc/net/unix`'s names are known)."""
+    request = struct.pack("=BBHIIIII", socket.AF_UNIX, 0, 0, 0xFFFFFFFF, 0, _UDIAG_SHOW_NAME | _UDIAG_SHOW_VFS, 0, 0)
+    header = struct.pack("=IHHII", 16 + len(request), _SOCK_DIAG_BY_FAMILY, _NLM_F_REQUEST | _NLM_F_DUMP, 1, 0)
+    found: list[BoundSocket] = []
+    try:
+        with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC, _NETLINK_SOCK_DIAG) as sock:
+            sock.settimeout(5)
+            sock.sendall(header + request)
+            while True:
+                data = sock.recv(1 << 16)
+                for kind, payload in _messages(data):
+                    if kind == _NLMSG_DONE:
+                        return found
+                    if kind == _NLMSG_ERROR:
+                        return None
+                    if kind == _SOCK_DIAG_BY_FAMILY and (bound := _parse(payload)) is not None:
+                        found.append(bound)
+                if not data:
+                    return None
+    except OSError:
+        return None
+
+
+def _messages(data: bytes) -> Iterable[tuple[int, bytes]]:
+    offset = 0
+    while offset + 16 <= len(data):
+        length, kind = struct.unpack_from("=IH", data, offset)
+        if length < 16:
+            return
+        yield kind, data[offset + 16 : offset + length]
+        offset += (length + 3) & ~3
+
+
+def _parse(payload: bytes) -> BoundSocket | None:
+    """A `unix_diag_msg` and its attributes; None for a socket without a file (unnamed, abstract)."""
+    offset, name, vfs = 16, "", None
+    while offset + 4 <= len(payload):
+        length, kind = struct.unpack_from("=HH", payload, offset)
+        if length < 4:
+            break
+        value = payload[offset + 4 : offset + length]
+        if kind == _UNIX_DIAG_NAME:
+            name = os.fsdecode(value.split(b"\0", 1)[0]) if value[:1] != b"\0" else ""
+        elif kind == _UNIX_DIAG_VFS and len(value) >= 8:
+            vfs = struct.unpack_from("=II", value)
+        offset += (length + 3) & ~3
+    if vfs is None or not name:
+        return None
+    ino, kdev = vfs  # the kernel's own dev_t: major in the top 12 bits, minor in the low 20
+    return BoundSocket(name, os.makedev(kdev >> 20, kdev & 0xFFFFF), ino)
+
+
+def locate(sockets: Sequence[BoundSocket], bases: Sequence[Path]) -> tuple[list[Path], set[int]]:
+    """The paths where `sockets` were found, and the devices of those not found under all their names.
+
+    An absolute name is looked up as it is, a relative one under each of `bases` (the dirs a server was likely
+    started in that the sandbox shows: the workspace, the interpreter dirs); a name counts when it is that very
+    socket file (device and inode). A socket with more links than names found (hard-linked), or none found
+    (renamed, moved, or bound relative to another dir), is unlocated: only its device is known."""
+    found: set[Path] = set()
+    unlocated: set[int] = set()
+    for bound in sockets:
+        name = Path(bound.name)
+        candidates = [name] if name.is_absolute() else [base / name for base in bases]
+        paths, links = [], 0
+        for path in candidates:
+            with contextlib.suppress(OSError):
+                info = path.lstat()
+                if stat.S_ISSOCK(info.st_mode) and (info.st_dev, info.st_ino & 0xFFFFFFFF) == (bound.dev, bound.ino):
+                    paths.append(path)
+                    links = info.st_nlink
+        found.update(paths)
+        if not paths or links > len({os.path.realpath(p) for p in paths}):
+            unlocated.add(bound.dev)
+    return sorted(found), unlocated
+
+
+def unlocated_view(devices: set[int], needed: Sequence[Path], skip: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+    """What to hide so that no name of a socket on `devices` stays visible except inside the `needed` dirs: the
+    dirs to cover with an empty tmpfs, and the socket files to mask in the dirs above a needed one.
+
+    On each mount of those devices (not under `skip`, which the sandbox hides already), a dir that holds no needed
+    path is hidden whole; one above a needed path is kept and its entries looked at in turn. Only the dirs on the
+    way to a needed path are listed, never a whole tree."""
+    keep = [str(p) for p in needed]
+    leave = [str(p) for p in skip]
+    above = {str(parent) for path in needed for parent in path.parents}
+    mounts = _mounts()
+    hide: list[Path] = []
+    masks: list[Path] = []
+    for top in sorted(str(path) for path, dev in mounts.items() if dev in devices):
+        todo = [top]
+        while todo:
+            here = todo.pop()
+            if _under(here, leave) or _under(here, keep):
+                continue
+            if here not in above:
+                if here != "/":
+                    hide.append(Path(here))
+                continue
+            with contextlib.suppress(OSError), os.scandir(here) as entries:
+                for entry in entries:
+                    if Path(entry.path) in mounts:
+                        continue  # another file system: its own device decides
+                    if entry.is_dir(follow_symlinks=False):
+                        todo.append(entry.path)
+                    elif not entry.is_file(follow_symlinks=False) and stat.S_ISSOCK(
+                        entry.stat(follow_symlinks=False).st_mode
+                    ):
+                        masks.append(Path(entry.path))
+    return sorted(hide), sorted(masks)
+
+
+def _under(path: str, roots: Sequence[str]) -> bool:
+    """`path_is_under` on strings, which is what a walk that lists whole dirs can afford."""
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def _mounts() -> dict[Path, int]:
+    """Each mount point in this mount namespace and the device of the file system mounted there (the last one)."""
+    mounts: dict[Path, int] = {}
+    with contextlib.suppress(OSError), open("/proc/self/mountinfo", "rb") as lines:
+        for line in lines:
+            fields = line.split(b" ", 5)
+            if len(fields) < 5 or b":" not in fields[2]:
+                continue
+            major, minor = fields[2].split(b":", 1)
+            point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), fields[4])  # `\040` is a space
+            mounts[Path(os.fsdecode(point))] = os.makedev(int(major), int(minor))
+    return mounts
+
+
+def socket_view(needed: Sequence[Path], skip: Sequence[Path]) -> tuple[list[Path], list[Path], bool]:
+    """For a sandbox that shows the host's tree except `skip`: the dirs to hide, the host sockets to mask, and
+    whether the sockets were found by inode (sock_diag) rather than only by their listed names."""
+    bound = bound_sockets()
+    if bound is None:
+        return [], host_sockets(), False
+    sockets, unlocated = locate(bound, needed)
+    hide, more = unlocated_view(unlocated, needed, skip) if unlocated else ([], [])
+    return hide, sorted({*sockets, *more}), True

@@ -1,0 +1,189 @@
+"""Host unix sockets reachable at a path other than the one they were bound to stay out of the bubblewrap sandbox.
+
+`/proc/net/unix` lists the name a socket was bound to: not the path of one bound by a relative name, renamed or
+moved after `bind()`, or hard-linked. Each test starts a real server process on the host, checks from the host that
+it answers, then connects to it from inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from sandbox.exec.local import LocalConfig, LocalSandbox, probe_bwrap
+from sandbox.exec.unix_sockets import bound_sockets, locate, unlocated_view
+
+BWRAP = shutil.which("bwrap")
+BWRAP_OK = BWRAP is not None and probe_bwrap(BWRAP) is None
+needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason="bubblewrap is not installed or cannot make namespaces")
+
+#: A host server: binds argv[1] (relative to its cwd), then renames it to argv[2] (`rename`) or links it there
+#: (`link`), prints `ready` and answers every connection with `hello from the host`.
+SERVER = """
+import os, socket, sys
+name, then, how = sys.argv[1:4]
+server = socket.socket(socket.AF_UNIX)
+server.bind(name)
+server.listen()
+if how == "rename":
+    os.rename(name, then)
+elif how == "link":
+    os.link(name, then)
+print("ready", flush=True)
+while True:
+    conn, _ = server.accept()
+    conn.sendall(b"hello from the host")
+    conn.close()
+"""
+
+CONNECT = """
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+try:
+    s.connect(sys.argv[1])
+    print("REACHED", s.recv(100).decode())
+except OSError as exc:
+    print("blocked", type(exc).__name__)
+"""
+
+
+Serve = Callable[..., None]
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def outside_dir() -> Iterator[Path]:
+    """A dir outside /tmp, /run and HOME, which the sandbox shows read-only; removed afterwards."""
+    base = Path("/var/tmp")
+    if not os.access(base, os.W_OK) or Path.home().resolve() in (base, *base.parents):
+        pytest.skip("needs a writable /var/tmp outside HOME")
+    path = Path(tempfile.mkdtemp(prefix="sb-names-", dir=base))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def serve() -> Iterator[Serve]:
+    """Starts `SERVER` processes (`serve(cwd, name, then, how)`) and kills each by its pid afterwards."""
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(cwd: Path, name: str, then: str = "", how: str = "") -> None:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SERVER, name, then, how], cwd=cwd, stdout=subprocess.PIPE, text=True
+        )
+        procs.append(proc)
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+
+    yield start
+    for proc in procs:
+        proc.kill()
+        proc.wait(5)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def answers(path: Path) -> str:
+    """What the server at `path` says, from the host: proves it is up and that the path reaches it."""
+    with socket.socket(socket.AF_UNIX) as client:
+        client.settimeout(5)
+        client.connect(str(path))
+        return client.recv(100).decode()
+
+
+def connect_from_sandbox(ws: Path, path: Path) -> list[str]:
+    sandbox = LocalSandbox(ws, LocalConfig(use_bwrap=True), ro_paths=[Path(sys.prefix), Path(sys.base_prefix)])
+    result = sandbox.run([sys.executable, "-c", CONNECT, str(path)], cwd=ws, timeout=30)
+    assert result.exit_code == 0, result.stderr
+    return result.stdout.split()
+
+
+@needs_bwrap
+def test_a_host_socket_bound_by_a_relative_name_cannot_be_reached(ws: Path, outside_dir: Path, serve: Serve) -> None:
+    serve(outside_dir, "rel.sock")
+    assert answers(outside_dir / "rel.sock") == "hello from the host"
+    assert connect_from_sandbox(ws, outside_dir / "rel.sock")[0] == "blocked"
+
+
+@needs_bwrap
+def test_a_host_socket_renamed_after_bind_cannot_be_reached(ws: Path, outside_dir: Path, serve: Serve) -> None:
+    serve(outside_dir, str(outside_dir / "before.sock"), str(outside_dir / "after.sock"), "rename")
+    assert answers(outside_dir / "after.sock") == "hello from the host"
+    assert connect_from_sandbox(ws, outside_dir / "after.sock")[0] == "blocked"
+
+
+@needs_bwrap
+def test_a_hard_link_to_a_host_socket_cannot_be_reached(ws: Path, outside_dir: Path, serve: Serve) -> None:
+    serve(outside_dir, str(outside_dir / "bound.sock"), str(outside_dir / "link.sock"), "link")
+    assert answers(outside_dir / "link.sock") == "hello from the host"
+    assert connect_from_sandbox(ws, outside_dir / "link.sock")[0] == "blocked"
+    assert connect_from_sandbox(ws, outside_dir / "bound.sock")[0] == "blocked"
+
+
+@needs_bwrap
+def test_a_host_socket_bound_by_a_relative_name_in_the_workspace_is_masked_in_place(ws: Path, serve: Serve) -> None:
+    """A server started in the workspace: its relative name is found there, so nothing else needs hiding."""
+    serve(ws, "dev.sock")
+    assert answers(ws / "dev.sock") == "hello from the host"
+    sandbox = LocalSandbox(ws, LocalConfig(use_bwrap=True), ro_paths=[Path(sys.prefix), Path(sys.base_prefix)])
+    result = sandbox.run([sys.executable, "-c", CONNECT, str(ws / "dev.sock")], cwd=ws, timeout=30)
+    assert result.stdout.split() == ["blocked", "ConnectionRefusedError"], result.stderr
+
+
+def test_sock_diag_gives_each_bound_socket_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        found = bound_sockets()
+        if found is None:
+            pytest.skip("this kernel has no unix sock_diag")
+        info = path.lstat()
+        assert any(b.name == str(path) and (b.dev, b.ino) == (info.st_dev, info.st_ino & 0xFFFFFFFF) for b in found)
+
+
+def test_renamed_and_linked_sockets_are_unlocated_and_found_ones_are_masked(tmp_path: Path) -> None:
+    servers = [socket.socket(socket.AF_UNIX) for _ in range(3)]
+    try:
+        for server, name in zip(servers, ("plain", "moved", "linked"), strict=True):
+            server.bind(str(tmp_path / name))
+        (tmp_path / "moved").rename(tmp_path / "elsewhere")
+        os.link(tmp_path / "linked", tmp_path / "second")
+        found = bound_sockets()
+        if found is None:
+            pytest.skip("this kernel has no unix sock_diag")
+        ours = [b for b in found if b.name.startswith(str(tmp_path))]
+        dev = tmp_path.stat().st_dev
+        plain = [b for b in ours if b.name.endswith("plain")]
+        assert locate(plain, []) == ([tmp_path / "plain"], set())
+        paths, unlocated = locate(ours, [])
+        assert paths == [tmp_path / "linked", tmp_path / "plain"]
+        assert unlocated == {dev}
+    finally:
+        for server in servers:
+            server.close()
+
+
+def test_an_unlocated_device_is_hidden_but_for_the_dirs_the_run_needs(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "other").mkdir()
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(tmp_path / "beside.sock"))
+        hide, masks = unlocated_view({tmp_path.stat().st_dev}, needed=[tmp_path / "ws"], skip=[])
+    assert tmp_path / "other" in hide
+    assert not any(p == tmp_path / "ws" or (tmp_path / "ws").is_relative_to(p) for p in hide)
+    assert tmp_path / "beside.sock" in masks
