@@ -4,11 +4,13 @@ Each secret is replaced by `[REDACTED:<kind>]`. The rules (`skills_store.redact_
 
 1. well-known credential formats (provider prefixes: OpenAI, Anthropic, AWS, GitHub, Slack, Google, Stripe, ...),
    private-key blocks and JWTs, wherever they stand, glued to letters included;
-2. secrets named by their context: passwords in URLs and URL query parameters, `Authorization` headers,
-   `KEY=value` anywhere in a line (after `+`/`-` of a diff, `export`, spaces), `password: ...` YAML,
-   `"password": "..."` assignments, `--token X` options and dict fields whose name says they hold a secret;
+2. secrets named by their context: passwords in URLs (with a user or without: `redis://:pw@`) and URL query
+   parameters, `Authorization` headers, `KEY=value` anywhere in a line (after `+`/`-` of a diff, `export`, spaces),
+   `password: ...` YAML, `"password": "..."` assignments, `--token X` and mysql's `-pX` options, dict fields whose
+   name says they hold a secret, and AWS secret keys beside their access key id (`redact_aws`);
 3. high-entropy tokens: long mixed-case alphanumeric runs that look random. Hex digests, UUIDs, identifiers,
-   paths, `sha512-...` integrity strings and base64 that decodes to text are left alone.
+   paths, `sha512-...` integrity strings and base64 that decodes to text are left alone; the slashes of a base64
+   key do not make it a path (`redact_random`).
 
 Agents stringify tool output: a token after `\\n`, `\\t` or `\\"` of JSON text (escaped once or twice), after
 `%3D` of a URL, or inside `\\u0041`-escapes, is hidden from rules that look for a line start or a quote. So each

@@ -89,6 +89,10 @@ PROVIDERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (r"(?P<stripe_key>(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,512})", ("_live_", "_test_")),
     (r"(?P<huggingface_token>hf_[A-Za-z0-9]{30,512})", ("hf_",)),
     (r"(?P<npm_token>npm_[A-Za-z0-9]{36}(?![A-Za-z0-9]))", ("npm_",)),
+    (  # STS session tokens: base64 of a header naming the region (`origin_ec`) or `aws`, then 100s of characters
+        r"(?P<aws_session_token>(?:IQoJb3JpZ2luX2Vj|F[wQ]oGZXIvYXdz)[A-Za-z0-9/+]{60,4096}={0,2})",
+        ("IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdz", "FQoGZXIvYXdz"),
+    ),
     (rf"(?P<pypi_token>pypi-AgE[{_B64}]{{50,1024}})", ("pypi-",)),
     (rf"(?P<jwt>eyJ[{_B64}]{{8,512}}\.eyJ[{_B64}]{{8,8192}}\.[{_B64}]{{0,1024}})", ("eyj",)),
 )

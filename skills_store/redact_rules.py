@@ -1,5 +1,5 @@
-"""The rules of `skills_store.redact`: what a secret looks like, by its format (`redact_formats`), by its name, or by
-its randomness.
+"""The rules of `skills_store.redact`: what a secret looks like, by its format (`redact_formats`), by its name, by
+the id it stands beside (`redact_aws`), or by its randomness (`redact_random`).
 
 Every rule starts at something literal (a provider prefix, `://`, a secret-ish name, `--`): the regex engine
 then skips the text between candidates at C speed, which is what keeps redaction of a 10 MB patch affordable.
@@ -9,14 +9,23 @@ escaped text puts an `n` or a `D` before them (`\\nghp_...`, `%3Dghp_...`).
 
 from __future__ import annotations
 
-import base64
-import binascii
-import math
 import re
-from collections import Counter
 from collections.abc import Callable
 
+from skills_store.redact_aws import AWS_RULES
 from skills_store.redact_formats import PROVIDER_RULES, Rule, _mixed, _rule
+from skills_store.redact_random import HEX_RE, TOKEN_RE, WORD_RE, looks_random, shannon_entropy
+
+__all__ = [
+    "PROVIDER_RULES",
+    "RULES",
+    "SECRET_NAME_RE",
+    "TOKEN_RE",
+    "Rule",
+    "looks_random",
+    "secretish",
+    "shannon_entropy",
+]
 
 #: A word in a name that says its value is a secret; the text around it in the name does not matter.
 SECRET_WORD = (
@@ -44,9 +53,8 @@ _EXPRESSION_RE = re.compile(r"[A-Za-z_]\w*(?:\.\w+)+(?:\[.*|\(.*)?|[A-Za-z_]\w*[
 _MASKED_RE = re.compile(r"[*xX#./\- ]+")
 #: An absolute or relative path (`PWD=/home/me/app`, `token_file: ./run/secrets/t`): where a secret is, not one.
 _PATH_RE = re.compile(r"(?:~|\.{1,2})?/(?:[\w.\-]+/)+[\w.\-]*")
-_WORD_RE = re.compile(r"[A-Z]?[a-z]{3,}|[A-Z]{4,}")
 _INNER_DIGITS_RE = re.compile(r"[a-z][0-9]+[a-z]")
-_VOWEL_RE = re.compile(r"[aeiouAEIOU]")
+_CAPITALS_RE = re.compile(r"[A-Z][A-Z_]*")
 
 
 def plain(value: str) -> str:
@@ -81,7 +89,7 @@ def _identifier_like(value: str) -> bool:
     """`user_pw1`, `tokenValue2`: mostly words, as code names are; random passwords are not, nor are lower-case
     words with digits inside (`hunter2hunter2`, `pass1word`: what people pick; code names put a digit at the end
     or between words it separates by case or `_`)."""
-    words = sum(len(w) for w in _WORD_RE.findall(value))
+    words = sum(len(w) for w in WORD_RE.findall(value))
     if not (re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value) and words / len(value) > 0.45):
         return False
     return not (value.islower() and "_" not in value and _INNER_DIGITS_RE.search(value))
@@ -99,6 +107,15 @@ def _named_ok(match: re.Match[str]) -> bool:
     if match["sep"] == "=" and name.isupper():  # an environment variable: its value is a literal
         return secretish(value) and not _EXPRESSION_RE.fullmatch(value)
     return _yaml_value_ok(value) and not _identifier_like(value) and not _EXPRESSION_RE.fullmatch(value)
+
+
+def _url_password_ok(match: re.Match[str]) -> bool:
+    """`user:pass@`: a password of 4 characters or more; with no user (`redis://:pw@`) the part is the password.
+    A name in capitals is a placeholder of the docs (`gist://:TOKEN@<id>`)."""
+    value = match["s"]
+    if not value_ok(value) or _CAPITALS_RE.fullmatch(value):
+        return False
+    return len(plain(value)) >= 4 or not match["user"]
 
 
 def _query_ok(match: re.Match[str]) -> bool:
@@ -124,17 +141,27 @@ _BARE = r"[^\s\"'`\\,;&|<>(){}\[\]]+"
 CONTEXT_RULES: tuple[Rule, ...] = (
     _rule(
         "aws-secret-key",
-        r"(?i:aws)[\w.\-]{0,30}?(?i:secret|key)[\w.\-]{0,20}[\"']?\s*[:=]\s*[\"']?(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        r"(?i:aws)[\w.\- ]{0,30}?(?i:secret|key)[\w.\- ]{0,20}(?:\[[^\]\n]{0,64}\])?[\"']?(?:\s*[:=]\s*|[ \t]+)[\"']?"
+        r"(?P<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        "aws",
+        group="s",
+        windowed=True,
+        check=_group_ok(lambda v: not HEX_RE.match(v)),
+    ),
+    _rule(
+        "aws-session-token",
+        r"(?i:aws)[\w.\-]{0,30}?(?i:session)[_\-]?(?i:token)[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?P<s>[A-Za-z0-9/+]{32,}={0,2})",
         "aws",
         group="s",
         windowed=True,
     ),
     _rule(
         "url-password",
-        r"://[^\s:/@\"'<>\\]{1,128}:(?P<s>[^\s@/\"'<>\\]{1,256})@",
+        r"://(?P<user>[^\s:/@\"'<>\\]{0,128}):(?P<s>[^\s@/\"'<>\\]{1,256})@",
         "://",
         group="s",
-        check=_group_ok(lambda v: value_ok(v) and len(plain(v)) >= 4),
+        check=_url_password_ok,
     ),
     _rule(
         "url-secret",
@@ -189,6 +216,14 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "cli-secret",
+        r"(?:mysql|mariadb)[\w\-]*[ \t][^\n|;&]{0,256}?(?<=[ \t])-p(?P<q>[\"']?)(?P<s>[^\s\"']+)(?P=q)(?![^\s|;&])",
+        "mysql",
+        "mariadb",
+        group="s",
+        check=_group_ok(value_ok),
+    ),
+    _rule(
+        "cli-secret",
         r"-(?<![\w-]-)(?:u|-user)[ =][\"']?[^\s:\"'/@]{1,128}:(?P<s>[^\s\"'@]{1,256})",
         "-u",
         group="s",
@@ -212,46 +247,4 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         check=_named_ok,
     ),
 )
-RULES: tuple[Rule, ...] = (*PROVIDER_RULES, *CONTEXT_RULES)
-
-TOKEN_RE = re.compile(r"(?<![A-Za-z0-9_+/\-])[A-Za-z0-9_+/\-]{20,}={0,2}(?![A-Za-z0-9_+/=\-])")
-_HEX_RE = re.compile(r"^[0-9a-fA-F\-]+$")
-_HASH_PREFIXES = ("sha1-", "sha224-", "sha256-", "sha384-", "sha512-", "md5-")
-
-
-def shannon_entropy(text: str) -> float:
-    """Bits per character of the text's own character distribution."""
-    n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in Counter(text).values()) if n else 0.0
-
-
-def _decodes_to_text(token: str) -> bool:
-    """True when the token is base64 of mostly printable text (test data, not a credential)."""
-    body = token.rstrip("=")
-    padded = body + "=" * (-len(body) % 4)
-    try:
-        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
-    except (binascii.Error, ValueError):
-        return False
-    if len(raw) < 8:
-        return False
-    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in raw)
-    return printable / len(raw) >= 0.9
-
-
-def looks_random(token: str) -> bool:
-    """The high-entropy test: long, mixed upper/lower/digit, random-looking, and none of the known harmless shapes."""
-    core = token.rstrip("=")
-    if not 20 <= len(core) <= 256 or core.lower().startswith(_HASH_PREFIXES) or _HEX_RE.match(core):
-        return False
-    if core.count("/") >= 2 and all(len(part) < 24 or _HEX_RE.match(part) for part in core.split("/")):
-        return False  # a path (commit hashes in it included: `org/repo/blob/<sha>/src/x.py`)
-    if not _mixed(core):
-        return False
-    words = sum(len(m) for m in _WORD_RE.findall(core) if _VOWEL_RE.search(m))  # words have vowels
-    if words / len(core) > 0.45:
-        return False  # an identifier made of words
-    threshold = 4.0 if len(core) < 32 else 4.3
-    if shannon_entropy(core) < threshold:
-        return False
-    return not _decodes_to_text(core)
+RULES: tuple[Rule, ...] = (*PROVIDER_RULES, *AWS_RULES, *CONTEXT_RULES)
