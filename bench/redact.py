@@ -1,14 +1,15 @@
 """Secret redaction benchmark: `python -m bench.redact`.
 
-Positives: secrets of 18 kinds, generated from a fixed seed in realistic formats (no real secret is stored in
+Positives: secrets of 21 kinds, generated from a fixed seed in realistic formats (no real secret is stored in
 the repository), each placed in every context of `bench/data/redaction/contexts.json` (env files, JSON and YAML
 config, shell commands, Python, logs, HTTP headers, tracebacks, `.env` diffs, URL query strings, secrets glued to
-letters), and each sample again in the forms agents store it in: inside JSON text after `\n` or `\t`, JSON of
-JSON, and URL-encoded. A sample counts as redacted when no 8-character piece of the secret (raw or in the sample's
-encoding) is left. Negatives: `bench/data/redaction/clean.txt` (git SHAs, sha256 sums, UUIDs, npm integrity
-strings, base64 test data, lockfile and log lines, identifiers, escaped test output, harmless `KEY=value` diff
-lines) and the source lines of installed packages (pydantic, anyio, httpx, starlette, click, rich); a false
-positive is a line with any redaction.
+letters) and of `MORE_CONTEXTS` (AWS keys beside their id, STS output, URL passwords with no user, mysql `-p`),
+and each sample again in the forms agents store it in: inside JSON text after `\n` or `\t`, JSON of JSON, and
+URL-encoded. A sample counts as redacted when no 8-character piece of the secret (raw or in the sample's encoding)
+is left. Negatives: `bench/data/redaction/clean.txt` (git SHAs, sha256 sums, UUIDs, npm integrity strings, base64
+test data, lockfile and log lines, identifiers, escaped test output, harmless `KEY=value` diff lines),
+`MORE_CLEAN` (paths and URLs with random-looking parts, look-alikes of `MORE_CONTEXTS`) and the source lines of
+installed packages (pydantic, anyio, httpx, starlette, click, rich); a false positive is a line with any redaction.
 
 Baselines, same run: the redactor as it was before the escape and inline-`KEY=value` rules (`BEFORE`, loaded
 from git), and well-known provider prefixes only (what a prefix scanner finds). Throughput is measured on a big
@@ -49,6 +50,7 @@ FP_LINE_TARGET = 0.001
 FP_CLEAN_TARGET = 0.0
 ALNUM = string.ascii_letters + string.digits
 URLSAFE = ALNUM + "-_"
+B64 = ALNUM + "/+"
 
 
 def _r(rng: random.Random, n: int, alphabet: str = ALNUM) -> str:
@@ -71,12 +73,20 @@ def _pem(rng: random.Random) -> str:
     return f"-----BEGIN {label}-----\n" + "\n".join(lines) + f"\n-----END {label}-----"
 
 
+def _slashed(rng: random.Random) -> str:
+    """A 40-character AWS-alphabet key holding two or more `/` (one in seven does), which paths look like."""
+    while True:
+        key = _r(rng, 40, B64)
+        if key.count("/") >= 2 and key[0] != "/":
+            return key
+
+
 GENERATORS: dict[str, Callable[[random.Random], str]] = {
     "openai": lambda g: "sk-" + _r(g, 48),
     "openai-project": lambda g: "sk-proj-" + _r(g, 74, URLSAFE) + _r(g, 2, string.digits),
     "anthropic": lambda g: "sk-ant-api03-" + _r(g, 93, URLSAFE) + "AA",
     "aws-access-key": lambda g: g.choice(["AKIA", "ASIA"]) + _r(g, 16, string.ascii_uppercase + string.digits),
-    "aws-secret": lambda g: _r(g, 40, ALNUM + "/+"),
+    "aws-secret": lambda g: _r(g, 40, B64),
     "github-classic": lambda g: g.choice(["ghp_", "gho_", "ghs_"]) + _r(g, 36),
     "github-fine-grained": lambda g: "github_pat_" + _r(g, 22) + "_" + _r(g, 59),
     "slack-token": lambda g: f"xoxb-{g.randrange(10**11, 10**12)}-{g.randrange(10**11, 10**12)}-{_r(g, 24)}",
@@ -90,14 +100,89 @@ GENERATORS: dict[str, Callable[[random.Random], str]] = {
     "password": lambda g: _r(g, g.randrange(12, 21), ALNUM + "!#%^*_+=~"),
     "generic-token": lambda g: _r(g, g.randrange(32, 41)),
     "hex-secret": lambda g: _r(g, 40, "0123456789abcdef"),
+    "aws-session-token": lambda g: (
+        "IQoJb3JpZ2luX2VjE" + _r(g, 2) + "//////////wEaC" + _r(g, g.randrange(500, 900), B64)
+    ),
+    "base64-key": lambda g: base64.b64encode(g.randbytes(g.choice([24, 30, 32, 33, 48]))).decode(),
+    "slashed-key": _slashed,
 }
 #: Contexts keyed by which secrets they suit; `{s}` is the secret.
 KEYED = {
-    "aws-secret": ("aws", "inline"),
-    "password": ("password", "inline"),
+    "aws-secret": ("aws", "aws-beside", "inline"),
+    "password": ("password", "password-more", "inline"),
     "generic-token": ("token", "any", "inline"),
     "hex-secret": ("token", "inline"),
+    "aws-session-token": ("session", "any"),
+    "base64-key": ("token", "any", "inline"),
+    "slashed-key": ("token", "any", "inline", "aws-beside"),
 }
+_ID = "AKIA" + "Q3EGRYLHNUXWZ7TK"
+#: Contexts beyond `contexts.json`: secrets that stand beside their access key id or prompt rather than after a
+#: name (the AWS CLI's and console's output), STS session tokens, URL passwords with no user, mysql's glued `-p`.
+MORE_CONTEXTS = {
+    "aws-beside": [
+        f"ACCESSKEY\t{_ID}\t2026-03-02T10:15:22Z\t{{s}}\tActive\tbob",
+        f"AWS Access Key ID [None]: {_ID}\nAWS Secret Access Key [None]: {{s}}\nDefault region name [None]: eu-west-1",
+        "AWS Secret Access Key [****************WZ7T]: {s}",
+        f"Access key ID,Secret access key\n{_ID},{{s}}",
+        "User name,Password,Access key ID,Secret access key,Console login link\n"
+        f"bob,,{_ID},{{s}},https://123456789012.signin.aws.amazon.com/console",
+        f"{_ID} {{s}}",
+        f"{_ID}\n{{s}}",
+        "aws configure set aws_secret_access_key {s} --profile ci",
+        f'{{"AccessKey": {{"UserName": "bob", "AccessKeyId": "{_ID}", "Status": "Active", '
+        '"SecretAccessKey": "{s}"}}',
+    ],
+    "session": [
+        '{\n    "Credentials": {\n        "AccessKeyId": "ASIAQ3EGRYLHNUXWZ7TK",\n        "SessionToken": "{s}",\n'
+        '        "Expiration": "2026-03-02T22:15:22+00:00"\n    }\n}',
+        "export AWS_SESSION_TOKEN={s}",
+        "aws_session_token = {s}",
+        "AWS_SESSION_TOKEN: {s}",
+    ],
+    "password-more": [
+        "redis://:{s}@cache:6379/0",
+        "amqp://:{s}@rabbit:5672/",
+        "DATABASE_URL=postgres://:{s}@db:5432/app",
+        "mongodb+srv://:{s}@cluster0.ab1cd.mongodb.net/test",
+        "mysql -u root -p'{s}' app < dump.sql",
+        'mysqldump -h db -uroot -p"{s}" shop > shop.sql',
+        "User name,Password,Access key ID,Secret access key,Console login link\n"
+        f"bob,{{s}},{_ID},,https://123456789012.signin.aws.amazon.com/console",
+    ],
+}
+#: Clean samples beyond `clean.txt`: paths and URLs whose parts look random (an id, a commit, a temp dir), the
+#: look-alikes of the contexts above (no key beside the id, placeholders, `-p` of other commands).
+MORE_CLEAN = [
+    "/usr/lib/python3.11/site-packages/x.py",
+    "src/pkg/mod.py",
+    "a/b/c",
+    "tests/test_x.py::TestA::test_b",
+    "https://github.com/SeanLee97/AnglE/blob/5155458cfa6f7fbc7a8a19a66960cd86eadfd534/angle_emb/loss.py",
+    "https://github.com/lyuwenyu/RT-DETR/blob/94f5e16708329d2f2716426868ec89aa774af016/RTDetrV2_pytorch/src/zoo/RTDetrV2/hybrid_encoder.py",
+    "https://cdn-uploads.huggingface.co/production/uploads/66d732effe6684fc16b12c28/Io_5OCmftsmH-n158ZtPs.png",
+    "https://huggingface.co/stepfun-ai/GOT-OCR-2.0-hf",
+    "ftp://ftp.example.ca/obj/s4/f2/dsk2/ftp01/MQ57336.pdf",
+    "/var/folders/4q/kr2t0_bs3gx2s7bdyf4z7hr40000gn/T/pytest-of-me/pytest-3/test_a0",
+    "/private/var/folders/7g/kx0r2bq97fgb4x8v0ql1z0xh0000gn/T/tmpab3x9q",
+    "https://forms.gle/forms/PP1AGvNHpSaJP8to1",
+    "/usr/share/alsa/ucm2/OMAP/abe-twl6040/SDP4430/HiFiLP.conf",
+    "/usr/include/llvm-14/llvm/CodeGen/VirtRegMap.h",
+    "/usr/share/icons/Adwaita/cursors/08e8e1c95fe2fc01f976f1e063a24ccd",
+    "0/unicore/lib/InPC/TopAndBottom.pl",
+    "https://www.journal.org/Volume_17/PDF/v17i1r66.pdf",
+    "redis://:${REDIS_PASSWORD}@cache:6379/0",
+    "amqp://:****@rabbit:5672/",
+    "http://[::1]:8080/health",
+    "mysql -u root -p app < dump.sql",
+    "mysql -h db -P3306 -u app --protocol=tcp",
+    "mkdir -p src/pkg && pytest -p no:cacheprovider",
+    "Access key ID,Secret access key",
+    "access_key     ****************WZ7T shared-credentials-file",
+    "    region                eu-west-1      config-file    ~/.aws/config",
+    "AWS Access Key ID [None]: ",
+    "commit 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f",
+]
 #: How agents store a text: (name, the sample in that form, the secret in that form).
 FORMS: tuple[tuple[str, Callable[[str], str], Callable[[str], str]], ...] = (
     ("plain", lambda t: t, lambda s: s),
@@ -119,7 +204,7 @@ Sample = tuple[str, str, str, str, str]  # kind, form, secret, secret in that fo
 
 def positives(rng: random.Random) -> list[Sample]:
     """(kind, form, secret, encoded secret, text) for every kind in every context it suits, in every form."""
-    contexts = json.loads((DATA / "contexts.json").read_text())
+    contexts = json.loads((DATA / "contexts.json").read_text()) | MORE_CONTEXTS
     out = []
     for kind, gen in GENERATORS.items():
         groups = KEYED.get(kind, ("any", "named", "inline"))
@@ -232,6 +317,7 @@ def main() -> None:
     rng = random.Random(20260701)
     pos = positives(rng)
     clean = [ln for ln in (DATA / "clean.txt").read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    clean += MORE_CLEAN
     code = code_lines()
     before = before_redactor()
     runs: dict[str, Any] = {"skillbank `Redactor`": Redactor(), "prefix rules only": prefix_baseline()}
@@ -302,12 +388,12 @@ Machine: {platform.machine()}, {os.cpu_count()} cores (load {load} when it ran),
 {platform.platform()}. Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.
 
 Corpus: {len(pos)} samples: secrets of {len(GENERATORS)} kinds in the contexts of
-`bench/data/redaction/contexts.json`, each in {len(FORMS)} forms ({"; ".join(f for f, _, _ in FORMS)}); generated
-from a fixed seed. Negatives:
-{len(clean)} clean samples (`bench/data/redaction/clean.txt`: hashes, UUIDs, base64 test data, lockfiles, logs,
-escaped test output, harmless `KEY=value` diff lines) and {len(code):,} non-blank source lines of
-{", ".join(CODE_PACKAGES)}. Recall is by sample: a sample counts when no 8-character piece of its secret is
-left.
+`bench/data/redaction/contexts.json` and `MORE_CONTEXTS`, each in {len(FORMS)} forms
+({"; ".join(f for f, _, _ in FORMS)}); generated from a fixed seed. Negatives:
+{len(clean)} clean samples (`bench/data/redaction/clean.txt` and `MORE_CLEAN`: hashes, UUIDs, base64 test data,
+lockfiles, logs, paths with random-looking parts, escaped test output, harmless `KEY=value` diff lines) and
+{len(code):,} non-blank source lines of {", ".join(CODE_PACKAGES)}. Recall is by sample: a sample counts when no
+8-character piece of its secret is left.
 
 {table}
 {ratios}
