@@ -216,7 +216,9 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "cli-secret",
-        r"(?:mysql|mariadb)[\w\-]*[ \t][^\n|;&]{0,256}?(?<=[ \t])-p(?P<q>[\"']?)(?P<s>[^\s\"']+)(?P=q)(?![^\s|;&])",
+        # A word's start and a possessive run: `mysqlmysql...` is not tried again at each of its `mysql`s.
+        r"(?<![\w\-])(?:mysql|mariadb)[\w\-]*+[ \t][^\n|;&]{0,256}?(?<=[ \t])"
+        r"-p(?P<q>[\"']?)(?P<s>[^\s\"']+)(?P=q)(?![^\s|;&])",
         "mysql",
         "mariadb",
         group="s",

@@ -202,12 +202,24 @@ def test_a_random_key_holding_slashes_is_redacted_and_a_path_with_random_looking
         ((KEY_ID + " ") * 30_000 + SECRET, SECRET),
         ((KEY_ID + "\n" + "aB3+/" * 7 + "\n") * 10_000 + KEY_ID + "\n" + SECRET, SECRET),
         ("mysql -p -p " * 30_000 + f"-p{PASSWORD}", PASSWORD),
+        ("mysql" * 40_000 + f" ok\nmysql -p{PASSWORD}", PASSWORD),
+        ("mysql-" * 40_000 + f" ok\nmysql -p{PASSWORD}", PASSWORD),
         ("aws secret key " * 30_000 + SECRET, SECRET),
         ("aws_session_token=" * 30_000 + f" {SESSION}", SESSION),
         ("User name,Password,Access key ID,Secret access key\n" * 10_000 + f"bob,{PASSWORD},{KEY_ID},", PASSWORD),
         (("aB3/" * 60 + " ") * 2_000 + SECRET, SECRET),
     ],
-    ids=["key ids", "ids and near-keys", "mysql -p", "aws names", "session names", "csv headers", "slashes"],
+    ids=[
+        "key ids",
+        "ids and near-keys",
+        "mysql -p",
+        "mysql run",
+        "mysql- run",
+        "aws names",
+        "session names",
+        "csv headers",
+        "slashes",
+    ],
 )
 def test_a_credential_after_pathological_input_is_found_in_linear_time(text: str, secret: str) -> None:
     start = time.perf_counter()
