@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import resource
 import stat
 import weakref
 from pathlib import Path
@@ -20,6 +21,23 @@ from typing import NamedTuple
 
 _ROOT_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _DIR_FLAGS = _ROOT_FLAGS | os.O_NOFOLLOW
+#: Descriptors kept free besides the directories held: the file being read or staged, the server's own pipes.
+HEADROOM = 64
+#: The soft limit asked for when the hard one is unlimited (Linux's default ceiling, `fs.nr_open`).
+_CEILING = 1 << 20
+
+
+class TooManyDirectories(OSError):
+    """The directories a patch reaches do not fit in this process's limit of open files, even raised."""
+
+    def __init__(self, held: int, limit: int) -> None:
+        self.problem = (
+            f"the patch reaches {held}+ directories and this process may hold only {limit} files open (RLIMIT_NOFILE)"
+        )
+        super().__init__(errno.EMFILE, self.problem)
+        self.held, self.limit = held, limit
+
+    fix = "split the patch into patches that each reach fewer directories, or raise the server's `ulimit -n`"
 
 
 class Place(NamedTuple):
@@ -37,16 +55,21 @@ class Dirs:
         self._prefix = os.path.join(self.root, "")
         self._fds: dict[str, int] = {}
         self._closer = weakref.finalize(self, _close_all, self._fds)
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        self._room = _CEILING if soft == resource.RLIM_INFINITY else soft - HEADROOM
 
     def fd(self, directory: str) -> int:
         """An fd on `directory` (the root or a real path below it), opened from the root one name at a time.
 
-        Raises FileNotFoundError when it does not exist, NotADirectoryError when a name on the way is a file, and
-        OSError(ELOOP) when one is a symbolic link (a directory swapped for a link since it was checked).
+        Raises FileNotFoundError when it does not exist, NotADirectoryError when a name on the way is a file,
+        OSError(ELOOP) when one is a symbolic link (a directory swapped for a link since it was checked), and
+        TooManyDirectories when one more would not fit in the limit of open files (raised to the hard limit first).
         """
         found = self._fds.get(directory)
         if found is not None:
             return found
+        if len(self._fds) >= self._room:
+            self._room = _make_room(len(self._fds))
         if directory == self.root:
             opened = os.open(directory, _ROOT_FLAGS)
         else:
@@ -84,6 +107,20 @@ class Dirs:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _make_room(held: int) -> int:
+    """How many directories may be held once this process's soft limit of open files is raised to its hard one
+    (every directory a patch reaches stays open until it is written); TooManyDirectories when `held` is that many."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = _CEILING if hard == resource.RLIM_INFINITY else hard
+    if wanted > soft:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+            soft = wanted
+    if held >= soft - HEADROOM:
+        raise TooManyDirectories(held, soft)
+    return soft - HEADROOM
 
 
 def _is_link(dir_fd: int, name: str) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from sandbox.errors import PatchError, WorkspaceUnavailable
-from sandbox.patch.dirs import Dirs, Place
+from sandbox.patch.dirs import Dirs, Place, TooManyDirectories
 
 _DRIVE_RE = re.compile(r"^[A-Za-z]:")
 
@@ -123,6 +123,8 @@ class Jail:
             info = os.stat(name, dir_fd=self.dirs.fd(parent), follow_symlinks=False)
         except (FileNotFoundError, NotADirectoryError):
             info = None
+        except TooManyDirectories as exc:
+            raise PathRefused(rel, exc.problem, exc.fix) from exc
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise PathRefused(

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import sandbox.patch.rewrite as rewrite
 from sandbox.errors import PatchError, WriteFailed
-from sandbox.patch.dirs import Dirs, Place
+from sandbox.patch.dirs import Dirs, Place, TooManyDirectories
 
 _TEMP_PREFIX = ".skillbank-patch-"
 _TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -157,6 +157,10 @@ class _StagingFailed(Exception):
         self.where, self.error = where, error
 
     def refusal(self) -> PatchError | WriteFailed:
+        if isinstance(self.error, TooManyDirectories):
+            return PatchError(
+                f"apply_patch refused, nothing was written.\n{self.error.problem}\nHow to fix: {self.error.fix}"
+            )
         if self.error.errno in _DIRECTORY_MOVED:
             return ChangedMeanwhile(
                 f"apply_patch refused, nothing was written: a directory on the path to {self.where} was "
