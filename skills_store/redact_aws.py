@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from skills_store.redact_formats import Rule, _rule
-from skills_store.redact_random import path_like, shannon_entropy, word_share
+from skills_store.redact_random import decodes_to_text, path_like, shannon_entropy, word_share
 
 #: The ids that come with a secret key: a user's (`AKIA`) and a temporary one (`ASIA`).
 _KEY_ID = r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"
@@ -33,8 +33,8 @@ def _secret_key_ok(match: re.Match[str]) -> bool:
     Laxer than the randomness test of a token standing anywhere: next to its id, a key without a digit (one in
     a thousand) or with runs of capitals that read as words (one in fifty) is still a key."""
     key = match["s"]
-    if word_share(key) > 0.75 or shannon_entropy(key) < 4.2:
-        return False
+    if word_share(key) > 0.75 or shannon_entropy(key) < 4.2 or decodes_to_text(key):
+        return False  # a name, or base64 of text (an ETag, test data)
     return key.count("/") < 2 or not path_like(key)
 
 

@@ -38,7 +38,7 @@ def word_share(text: str) -> float:
     return sum(len(m) for m in WORD_RE.findall(text) if VOWEL_RE.search(m)) / len(text) if text else 0.0
 
 
-def _decodes_to_text(token: str) -> bool:
+def decodes_to_text(token: str) -> bool:
     """True when the token is base64 of mostly printable text (test data, not a credential)."""
     body = token.rstrip("=")
     padded = body + "=" * (-len(body) % 4)
@@ -57,7 +57,7 @@ def _random_body(core: str) -> bool:
     if not _mixed(core) or word_share(core) > 0.45:
         return False  # an identifier made of words
     threshold = 4.0 if len(core) < 32 else 4.3
-    return shannon_entropy(core) >= threshold and not _decodes_to_text(core)
+    return shannon_entropy(core) >= threshold and not decodes_to_text(core)
 
 
 def path_like(core: str) -> bool:

@@ -55,6 +55,8 @@ _MASKED_RE = re.compile(r"[*xX#./\- ]+")
 _PATH_RE = re.compile(r"(?:~|\.{1,2})?/(?:[\w.\-]+/)+[\w.\-]*")
 _INNER_DIGITS_RE = re.compile(r"[a-z][0-9]+[a-z]")
 _CAPITALS_RE = re.compile(r"[A-Z][A-Z_]*")
+#: A port mapping (`3306:3306`, `127.0.0.1:3306:3306/tcp`), what `docker run -p` takes.
+_PORTS_RE = re.compile(r"[\d.]+(?::[\d.]+)+(?:/\w+)?")
 
 
 def plain(value: str) -> str:
@@ -155,6 +157,7 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "aws",
         group="s",
         windowed=True,
+        check=_group_ok(lambda v: len(v) > 256 or looks_random(v)),  # not `awsSessionTokenProviderFromEnv...`
     ),
     _rule(
         "url-password",
@@ -216,13 +219,14 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "cli-secret",
-        # A word's start and a possessive run: `mysqlmysql...` is not tried again at each of its `mysql`s.
-        r"(?<![\w\-])(?:mysql|mariadb)[\w\-]*+[ \t][^\n|;&]{0,256}?(?<=[ \t])"
-        r"-p(?P<q>[\"']?)(?P<s>[^\s\"']+)(?P=q)(?![^\s|;&])",
+        # The client as a word of its own (not `/usr/include/mysql`, `mysqlclient`, `mysql-connector`), then its
+        # `-p` on the same command: `gcc -I/usr/include/mysql ... -pthread` and `find /var/lib/mysql -print` are not.
+        r"(?<![\w\-/.])(?:mysql|mariadb)(?:dump|admin|import|show|check|slap|-dump|-admin)?[ \t][^\n|;&]{0,256}?"
+        r"(?<=[ \t])-p(?P<q>[\"']?)(?P<s>[^\s\"']+)(?P=q)(?![^\s|;&])",
         "mysql",
         "mariadb",
         group="s",
-        check=_group_ok(value_ok),
+        check=_group_ok(lambda v: value_ok(v) and not _PORTS_RE.fullmatch(v)),  # `docker run ... mysql -p3306:3306`
     ),
     _rule(
         "cli-secret",

@@ -227,3 +227,24 @@ def test_a_credential_after_pathological_input_is_found_in_linear_time(text: str
     assert time.perf_counter() - start < 20  # each is well under a second; a quadratic rule takes minutes
     assert secret[:16] not in out
     assert secret[-16:] not in out
+
+
+BUILD_AND_SHELL_LINES = [
+    "gcc -I/usr/include/mysql -c MySQLdb/_mysql.c -o build/_mysql.o -pthread -pipe",
+    "find /var/lib/mysql -name '*.ibd' -print",
+    "find /var/lib/mysql -path '*/tmp' -prune -o -type f -print",
+    "docker run --name mysql -p3306:3306 -e MYSQL_DATABASE=app mysql:8",
+    "docker run --name mysql -p 127.0.0.1:3306:3306/tcp mysql:8",
+    "pip install mysqlclient --no-binary -preload",
+    "make mysql-connector -parallel",
+    "awsSessionToken: awsSessionTokenProviderFromEnvironmentConfig",
+]
+
+
+def test_options_of_other_commands_near_mysql_and_names_near_aws_are_not_secrets() -> None:
+    assert [R.redact_text(line) for line in BUILD_AND_SHELL_LINES] == BUILD_AND_SHELL_LINES
+    etag = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdo"  # base64 of text, beside a key id: not its secret key
+    assert R.redact_text(f"{KEY_ID}  ETag: {etag}") == f"[REDACTED:aws-access-key]  ETag: {etag}"
+    assert R.redact_text(f"docker exec -it db mysql -uroot -p'{PASSWORD}' app") == (
+        "docker exec -it db mysql -uroot -p'[REDACTED:cli-secret]' app"
+    )
