@@ -14,8 +14,9 @@ from collections.abc import Iterable, Mapping
 
 from sandbox.exec.base import SECRET_NAME_RE
 
-#: What every worker keeps: where programs and the home dir are, the locale and the time zone.
-BASE_NAMES = frozenset({"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR"})
+#: What every worker keeps: where programs, libraries (an interpreter that needs `LD_LIBRARY_PATH` to start) and the
+#: home dir are, the locale and the time zone.
+BASE_NAMES = frozenset({"PATH", "LD_LIBRARY_PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR"})
 BASE_PREFIXES = ("LC_",)
 
 

@@ -298,8 +298,8 @@ class LocalSandbox:
         if unlocated:
             names = ", ".join(map(str, unlocated[:8])) + (", ..." if len(unlocated) > 8 else "")
             self._warn(
-                f"hidden from the tests: {names} (a host unix socket on that file system was bound by a relative "
-                "name, renamed or hard-linked: not all its paths are known)"
+                f"hidden from the tests: {names} (a host unix socket on that file system is hard-linked from "
+                "a dir not known: not all its paths are)"
             )
         for path in unlocated:
             args += ["--tmpfs", str(path)]

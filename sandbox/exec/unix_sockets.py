@@ -1,11 +1,14 @@
 """Where the host's bound unix sockets are, by inode: so that a bubblewrap sandbox can hide every name of each.
 
 `/proc/net/unix` lists the name a socket was bound to, which is not always where it is: a name bound relative to the
-server's working dir, a socket renamed or moved after `bind()`, and a hard link to it are all reachable at paths not
-listed there. The kernel's sock_diag interface (`NETLINK_SOCK_DIAG`, `UDIAG_SHOW_VFS`) gives each bound socket's
-file-system device and inode instead. A socket whose every name is found (the listed name or a relative one under a
-dir the sandbox shows is that inode, and it has no other link) is masked at those names; for any other, only its
-device is known, so every dir of that file system that the sandbox needs not see is hidden (`unlocated_view`).
+server's working dir, a socket renamed after `bind()` (bound to a temp name, then renamed into place), and a hard
+link to it are all reachable at paths not listed there. The kernel's sock_diag interface (`NETLINK_SOCK_DIAG`,
+`UDIAG_SHOW_VFS`) gives each bound socket's file-system device and inode instead, so each is looked for by inode in
+the dir of its name (a relative name: under the dirs the sandbox shows, then in its server's working dir) and masked
+wherever it is found there. A socket with more links than names found is `unlocated`: only its device is known, so
+every dir of that file system that the sandbox need not see is hidden (`unlocated_view`). A socket found nowhere is
+taken as deleted (it listens on, reachable by no path) rather than moved to another dir, which would take a walk of
+the file system to find: see docs/run_tests.md, Known limits.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.exec.base import path_is_under
 from sandbox.exec.view import host_sockets
 
 #: The host dirs a sandbox always needs (programs, libraries, configuration); never hidden.
@@ -41,6 +45,8 @@ class BoundSocket:
     name: str
     dev: int
     ino: int
+    sock: int = 0
+    """The socket's own inode (sockfs), as `/proc/PID/fd` shows it: `socket:[N]`."""
 
 
 def bound_sockets() -> list[BoundSocket] | None:
@@ -94,32 +100,101 @@ def _parse(payload: bytes) -> BoundSocket | None:
     if vfs is None or not name:
         return None
     ino, kdev = vfs  # the kernel's own dev_t: major in the top 12 bits, minor in the low 20
-    return BoundSocket(name, os.makedev(kdev >> 20, kdev & 0xFFFFF), ino)
+    sock = struct.unpack_from("=I", payload, 4)[0]  # `unix_diag_msg.udiag_ino`
+    return BoundSocket(name, os.makedev(kdev >> 20, kdev & 0xFFFFF), ino, sock)
 
 
-def locate(sockets: Sequence[BoundSocket], bases: Sequence[Path]) -> tuple[list[Path], set[int]]:
-    """The paths where `sockets` were found, and the devices of those not found under all their names.
+def locate(
+    sockets: Sequence[BoundSocket], bases: Sequence[Path], skip: Sequence[Path] = ()
+) -> tuple[list[Path], set[int]]:
+    """The paths where `sockets` were found, and the devices of those with a name not found (hard-linked).
 
-    An absolute name is looked up as it is, a relative one under each of `bases` (the dirs a server was likely
-    started in that the sandbox shows: the workspace, the interpreter dirs); a name counts when it is that very
-    socket file (device and inode). A socket with more links than names found (hard-linked), or none found
-    (renamed, moved, or bound relative to another dir), is unlocated: only its device is known."""
+    An absolute name is looked up in its dir, a relative one under each of `bases` (the dirs the sandbox shows: a
+    server started in the workspace) and, failing that, in its server's working dir. In a dir looked in, every
+    socket with the inode is found (a rename or a link within the dir, the usual ones: a socket bound to a temp name,
+    then renamed into place), and so is a socket at the listed name whatever its inode (masking one too many costs
+    nothing). What is not found is taken as gone: a socket whose file was deleted while it listens (a test's
+    teardown, a temp cleaner: common) is reachable by no path. So only a socket with more links than names found
+    leaves a device `unlocated`. Names under `skip` (hidden from the sandbox anyway) are not looked up."""
     found: set[Path] = set()
     unlocated: set[int] = set()
+    listings: dict[Path, list[tuple[Path, os.stat_result]]] = {}
+    owners: dict[int, Path] | None = None
     for bound in sockets:
         name = Path(bound.name)
-        candidates = [name] if name.is_absolute() else [base / name for base in bases]
-        paths, links = [], 0
-        for path in candidates:
-            with contextlib.suppress(OSError):
-                info = path.lstat()
-                if stat.S_ISSOCK(info.st_mode) and (info.st_dev, info.st_ino & 0xFFFFFFFF) == (bound.dev, bound.ino):
-                    paths.append(path)
-                    links = info.st_nlink
+        if name.is_absolute():
+            if path_is_under(name, skip):
+                continue
+            paths, links = _found_in(name.parent, name, bound, listings)
+        else:
+            paths, links = _found_under(bases, name, bound)
+            if not paths:
+                if owners is None:
+                    relative = {b.sock for b in sockets if not os.path.isabs(b.name)}
+                    owners = _working_dirs(relative)
+                cwd = owners.get(bound.sock)
+                if cwd is not None and not path_is_under(cwd / name, skip):
+                    paths, links = _found_in((cwd / name).parent, cwd / name, bound, listings)
         found.update(paths)
-        if not paths or links > len({os.path.realpath(p) for p in paths}):
+        if links > len({os.path.realpath(p) for p in paths}):
             unlocated.add(bound.dev)
     return sorted(found), unlocated
+
+
+def _same_file(info: os.stat_result, bound: BoundSocket) -> bool:
+    return stat.S_ISSOCK(info.st_mode) and (info.st_dev, info.st_ino & 0xFFFFFFFF) == (bound.dev, bound.ino)
+
+
+def _found_in(
+    directory: Path, name: Path, bound: BoundSocket, listings: dict[Path, list[tuple[Path, os.stat_result]]]
+) -> tuple[list[Path], int]:
+    """The sockets of `directory` that are `bound` (and `name` when it is a socket), and `bound`'s link count (0
+    when none is it). Each dir is listed once (`listings`); one this uid cannot list is one the tests cannot."""
+    listing = listings.get(directory)
+    if listing is None:
+        listing = []
+        with contextlib.suppress(OSError), os.scandir(directory) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISSOCK(info.st_mode):
+                        listing.append((Path(entry.path), info))
+        listings[directory] = listing
+    paths = [path for path, info in listing if path == name or _same_file(info, bound)]
+    links = max((info.st_nlink for _, info in listing if _same_file(info, bound)), default=0)
+    return paths, links
+
+
+def _found_under(bases: Sequence[Path], name: Path, bound: BoundSocket) -> tuple[list[Path], int]:
+    """Where the relative `name` under one of `bases` is `bound`, and its link count."""
+    paths, links = [], 0
+    for path in (base / name for base in bases):
+        with contextlib.suppress(OSError):
+            info = path.lstat()
+            if _same_file(info, bound):
+                paths.append(path)
+                links = info.st_nlink
+    return paths, links
+
+
+def _working_dirs(socks: set[int]) -> dict[int, Path]:
+    """The working dir of a process holding each socket (by its sockfs inode): where a name bound relative to it
+    most likely is. Looked for in /proc only when a relative name was not found elsewhere."""
+    wanted = {f"socket:[{sock}]": sock for sock in socks}
+    found: dict[int, Path] = {}
+    with contextlib.suppress(OSError), os.scandir("/proc") as procs:
+        for proc in procs:
+            if not proc.name.isdigit():
+                continue
+            with contextlib.suppress(OSError), os.scandir(f"/proc/{proc.name}/fd") as fds:
+                for fd in fds:
+                    sock = wanted.get(os.readlink(fd.path)) if fd.name.isdigit() else None
+                    if sock is not None and sock not in found:
+                        with contextlib.suppress(OSError):
+                            found[sock] = Path(os.readlink(f"/proc/{proc.name}/cwd"))
+            if len(found) == len(wanted):
+                break
+    return found
 
 
 def unlocated_view(devices: set[int], needed: Sequence[Path], skip: Sequence[Path]) -> tuple[list[Path], list[Path]]:
@@ -183,6 +258,6 @@ def socket_view(needed: Sequence[Path], skip: Sequence[Path]) -> tuple[list[Path
     bound = bound_sockets()
     if bound is None:
         return [], host_sockets(), False
-    sockets, unlocated = locate(bound, needed)
+    sockets, unlocated = locate(bound, needed, skip)
     hide, more = unlocated_view(unlocated, needed, skip) if unlocated else ([], [])
     return hide, sorted({*sockets, *more}), True

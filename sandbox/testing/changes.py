@@ -30,8 +30,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sandbox.exec.base import SECRET_NAME_RE
 from sandbox.untrusted import OPEN_FLAGS, read_small
+from sandbox.worker_env import worker_env
 
 #: Directories never searched for Python files when the workspace is not a git repo.
 SKIP_DIRS = frozenset(
@@ -210,8 +210,9 @@ def _git(ws: Path, repo: _Repo | None, args: list[str], deadline: Deadline) -> b
     git = shutil.which("git")
     if git is None or deadline.passed:
         return None
-    # Not the server's keys and tokens: git reads the workspace's own config, which a test may have written.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and not SECRET_NAME_RE.search(k)}
+    # What git needs of the server's environment (where its config is), never the server's keys, tokens or DSNs:
+    # a test of the same uid can read a running git's /proc/PID/environ.
+    env = worker_env(("XDG_CONFIG_HOME",))
     env |= {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_NO_LAZY_FETCH": "1", "GIT_PAGER": "cat"}
     if repo is not None:
         env |= {"GIT_DIR": repo.git_dir, "GIT_WORK_TREE": repo.work_tree}

@@ -46,13 +46,12 @@ T = TypeVar("T")
 KNOWN = dict.fromkeys(MINILM_SPECS, ("all-MiniLM-L6-v2", 384))
 
 #: The server's variables the worker gets besides `sandbox.worker_env.BASE_NAMES` (never one that looks like a
-#: credential, such as HF_TOKEN): what its Python reads (PYTHON*, a venv's or conda's paths, the loader's path), the
+#: credential, such as HF_TOKEN): what its Python reads (PYTHON*, a venv's or conda's paths), the
 #: thread pools (OMP_NUM_THREADS, which the CLI sets), the allocator, and where the model caches are and whether
 #: they may be fetched.
 ENV_NAMES = (
     "VIRTUAL_ENV",
     "CONDA_PREFIX",
-    "LD_LIBRARY_PATH",
     "XDG_CACHE_HOME",
     "SENTENCE_TRANSFORMERS_HOME",
     "TORCH_HOME",

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.exec.local import LocalConfig, LocalSandbox, probe_bwrap
-from sandbox.exec.unix_sockets import bound_sockets, locate, unlocated_view
+from sandbox.exec.unix_sockets import BoundSocket, bound_sockets, locate, unlocated_view
 
 BWRAP = shutil.which("bwrap")
 BWRAP_OK = BWRAP is not None and probe_bwrap(BWRAP) is None
@@ -37,6 +37,8 @@ if how == "rename":
     os.rename(name, then)
 elif how == "link":
     os.link(name, then)
+elif how == "unlink":
+    os.unlink(name)
 print("ready", flush=True)
 while True:
     conn, _ = server.accept()
@@ -136,6 +138,27 @@ def test_a_hard_link_to_a_host_socket_cannot_be_reached(ws: Path, outside_dir: P
 
 
 @needs_bwrap
+def test_a_hard_link_to_a_host_socket_in_another_dir_cannot_be_reached(
+    ws: Path, outside_dir: Path, serve: Serve
+) -> None:
+    (outside_dir / "sub").mkdir()
+    serve(outside_dir, str(outside_dir / "bound.sock"), str(outside_dir / "sub" / "link.sock"), "link")
+    assert answers(outside_dir / "sub" / "link.sock") == "hello from the host"
+    assert connect_from_sandbox(ws, outside_dir / "sub" / "link.sock")[0] == "blocked"
+
+
+@needs_bwrap
+def test_a_deleted_host_socket_hides_nothing(ws: Path, outside_dir: Path, serve: Serve) -> None:
+    """A server whose socket file was deleted listens on, reachable by no path: the run's view stays whole."""
+    serve(outside_dir, str(outside_dir / "gone.sock"), "", "unlink")
+    sandbox = LocalSandbox(ws, LocalConfig(use_bwrap=True), ro_paths=[Path(sys.prefix), Path(sys.base_prefix)])
+    result = sandbox.run(["ls", str(outside_dir.parent)], cwd=ws, timeout=30)
+    assert result.exit_code == 0, result.stderr
+    assert outside_dir.name in result.stdout.split()
+    assert not [w for w in sandbox.warnings if "hidden from the tests" in w]
+
+
+@needs_bwrap
 def test_a_host_socket_bound_by_a_relative_name_in_the_workspace_is_masked_in_place(ws: Path, serve: Serve) -> None:
     """A server started in the workspace: its relative name is found there, so nothing else needs hiding."""
     serve(ws, "dev.sock")
@@ -156,26 +179,53 @@ def test_sock_diag_gives_each_bound_socket_its_file(tmp_path: Path) -> None:
         assert any(b.name == str(path) and (b.dev, b.ino) == (info.st_dev, info.st_ino & 0xFFFFFFFF) for b in found)
 
 
-def test_renamed_and_linked_sockets_are_unlocated_and_found_ones_are_masked(tmp_path: Path) -> None:
+def ours(tmp_path: Path) -> list[BoundSocket]:
+    found = bound_sockets()
+    if found is None:
+        pytest.skip("this kernel has no unix sock_diag")
+    return [b for b in found if b.name.startswith(str(tmp_path)) or not b.name.startswith("/")]
+
+
+def test_renamed_and_linked_sockets_are_found_in_their_dir(tmp_path: Path) -> None:
     servers = [socket.socket(socket.AF_UNIX) for _ in range(3)]
     try:
         for server, name in zip(servers, ("plain", "moved", "linked"), strict=True):
             server.bind(str(tmp_path / name))
-        (tmp_path / "moved").rename(tmp_path / "elsewhere")
+        (tmp_path / "moved").rename(tmp_path / "renamed")
         os.link(tmp_path / "linked", tmp_path / "second")
-        found = bound_sockets()
-        if found is None:
-            pytest.skip("this kernel has no unix sock_diag")
-        ours = [b for b in found if b.name.startswith(str(tmp_path))]
-        dev = tmp_path.stat().st_dev
-        plain = [b for b in ours if b.name.endswith("plain")]
-        assert locate(plain, []) == ([tmp_path / "plain"], set())
-        paths, unlocated = locate(ours, [])
-        assert paths == [tmp_path / "linked", tmp_path / "plain"]
-        assert unlocated == {dev}
+        paths, unlocated = locate(ours(tmp_path), [])
     finally:
         for server in servers:
             server.close()
+    assert paths == [tmp_path / name for name in ("linked", "plain", "renamed", "second")]
+    assert unlocated == set()
+
+
+def test_a_link_in_another_dir_leaves_its_device_unlocated_and_a_deleted_socket_does_not(tmp_path: Path) -> None:
+    (tmp_path / "other").mkdir()
+    linked, deleted = socket.socket(socket.AF_UNIX), socket.socket(socket.AF_UNIX)
+    try:
+        linked.bind(str(tmp_path / "linked"))
+        os.link(tmp_path / "linked", tmp_path / "other" / "link")
+        deleted.bind(str(tmp_path / "deleted"))
+        (tmp_path / "deleted").unlink()  # it listens on, reachable by no path
+        found = ours(tmp_path)
+        assert {b.name for b in found} == {str(tmp_path / "linked"), str(tmp_path / "deleted")}
+        assert locate([b for b in found if b.name.endswith("deleted")], []) == ([], set())
+        assert locate(found, []) == ([tmp_path / "linked"], {tmp_path.stat().st_dev})
+    finally:
+        linked.close()
+        deleted.close()
+
+
+def test_a_name_bound_relative_to_its_servers_working_dir_is_found_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind("relative.sock")  # by this process, whose working dir is no dir the sandbox shows
+        found = [b for b in ours(tmp_path) if b.name == "relative.sock"]
+        assert locate(found, [tmp_path.parent]) == ([tmp_path / "relative.sock"], set())
 
 
 def test_an_unlocated_device_is_hidden_but_for_the_dirs_the_run_needs(tmp_path: Path) -> None:

@@ -12,7 +12,11 @@ import pytest
 
 from sandbox.testing.reward import IN_PROCESS_BYTES, check_syntax
 
-SECRETS = {"OPENAI_API_KEY": "sk-fake-openai-3d4c", "SKILLBANK_TOKEN": "sb-fake-token-1f2e"}
+SECRETS = {
+    "OPENAI_API_KEY": "sk-fake-openai-3d4c",
+    "SKILLBANK_TOKEN": "sb-fake-token-1f2e",
+    "DATABASE_URL": "postgres://app:pw-fake-5e6f@db/app",  # a secret by its value, not its name
+}
 
 
 @pytest.fixture
