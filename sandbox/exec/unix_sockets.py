@@ -115,7 +115,8 @@ def locate(
     then renamed into place), and so is a socket at the listed name whatever its inode (masking one too many costs
     nothing). What is not found is taken as gone: a socket whose file was deleted while it listens (a test's
     teardown, a temp cleaner: common) is reachable by no path. So only a socket with more links than names found
-    leaves a device `unlocated`. Names under `skip` (hidden from the sandbox anyway) are not looked up."""
+    leaves a device `unlocated`. Names under `skip` (hidden from the sandbox anyway) are not looked up, unless they
+    are under one of `bases` too (shown again on top)."""
     found: set[Path] = set()
     unlocated: set[int] = set()
     listings: dict[Path, list[tuple[Path, os.stat_result]]] = {}
@@ -123,7 +124,7 @@ def locate(
     for bound in sockets:
         name = Path(bound.name)
         if name.is_absolute():
-            if path_is_under(name, skip):
+            if _unseen(name, bases, skip):
                 continue
             paths, links = _found_in(name.parent, name, bound, listings)
         else:
@@ -133,12 +134,17 @@ def locate(
                     relative = {b.sock for b in sockets if not os.path.isabs(b.name)}
                     owners = _working_dirs(relative)
                 cwd = owners.get(bound.sock)
-                if cwd is not None and not path_is_under(cwd / name, skip):
+                if cwd is not None and not _unseen(cwd / name, bases, skip):
                     paths, links = _found_in((cwd / name).parent, cwd / name, bound, listings)
         found.update(paths)
         if links > len({os.path.realpath(p) for p in paths}):
             unlocated.add(bound.dev)
     return sorted(found), unlocated
+
+
+def _unseen(path: Path, shown: Sequence[Path], hidden: Sequence[Path]) -> bool:
+    """Under a hidden dir (/tmp, /run) and not under a dir shown again on top (a workspace in /tmp)."""
+    return path_is_under(path, hidden) and not path_is_under(path, shown)
 
 
 def _same_file(info: os.stat_result, bound: BoundSocket) -> bool:

@@ -8,7 +8,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,24 +32,6 @@ try:
 except OSError as exc:
     print("blocked", type(exc).__name__)
 """
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def outside_dir() -> Iterator[Path]:
-    """A dir outside /tmp and HOME (where /var/run/docker.sock-like sockets live), removed afterwards."""
-    base = Path("/var/tmp")
-    if not os.access(base, os.W_OK) or Path.home().resolve() in (base, *base.parents):
-        pytest.skip("needs a writable /var/tmp outside HOME")
-    path = Path(tempfile.mkdtemp(prefix="sb-sock-", dir=base))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @contextlib.contextmanager

@@ -23,13 +23,6 @@ BWRAP_OK = BWRAP is not None and probe_bwrap(BWRAP) is None
 needs_bwrap = pytest.mark.skipif(not BWRAP_OK, reason="bubblewrap is not installed or cannot make namespaces")
 
 
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
 def py(code: str) -> list[str]:
     return [sys.executable, "-c", code]
 

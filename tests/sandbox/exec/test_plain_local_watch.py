@@ -40,13 +40,6 @@ time.sleep(float(sys.argv[2]))
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def no_cgroup(monkeypatch: pytest.MonkeyPatch) -> None:
     """The usual non-root host: no pids cgroup can be made."""
     monkeypatch.setattr(local.PidsCgroup, "create", classmethod(lambda cls, *a, **k: None))

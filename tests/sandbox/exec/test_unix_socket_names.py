@@ -12,7 +12,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -59,24 +58,6 @@ except OSError as exc:
 
 
 Serve = Callable[..., None]
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    path = tmp_path / "ws"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def outside_dir() -> Iterator[Path]:
-    """A dir outside /tmp, /run and HOME, which the sandbox shows read-only; removed afterwards."""
-    base = Path("/var/tmp")
-    if not os.access(base, os.W_OK) or Path.home().resolve() in (base, *base.parents):
-        pytest.skip("needs a writable /var/tmp outside HOME")
-    path = Path(tempfile.mkdtemp(prefix="sb-names-", dir=base))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
