@@ -147,7 +147,11 @@ def commit(ops: list[WriteOp], root: Path, dirs: Dirs | None = None) -> None:
 
 
 # Staging errors that mean a directory held open (or about to be opened) changed under the patch.
-_DIRECTORY_MOVED = {errno.ELOOP: "replaced by a symbolic link", errno.ENOENT: "moved or removed"}
+_DIRECTORY_MOVED = {
+    errno.ELOOP: "replaced by a symbolic link",
+    errno.ENOENT: "moved or removed",
+    errno.ENOTDIR: "replaced by something other than a directory",
+}
 
 
 class _StagingFailed(Exception):

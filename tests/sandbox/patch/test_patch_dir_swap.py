@@ -207,3 +207,19 @@ def test_a_directory_made_meanwhile_where_a_new_one_is_being_made_is_used(
 
     assert result.applied
     assert (workspace / "sub" / "fresh" / "leaf.py").read_text() == "w = 1\n"
+
+
+def test_a_file_put_where_a_new_directory_is_being_made_refuses_the_patch(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+):
+    real_mkdir = os.mkdir
+
+    def file_first(path: str, *args: object, **kwargs: object) -> None:
+        if path == "fresh":
+            (workspace / "sub" / "fresh").write_text("in the way\n")
+        real_mkdir(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", file_first)
+    with pytest.raises(PatchError, match="replaced by something other than a directory"):
+        apply_patch(workspace, "--- /dev/null\n+++ b/sub/fresh/leaf.py\n@@ -0,0 +1 @@\n+w = 1\n")
+    assert (workspace / "sub" / "fresh").read_text() == "in the way\n"
