@@ -75,7 +75,7 @@ def test_a_timed_out_run_lists_the_tests_that_finished_and_names_where_it_hung(
         "import time\n\ndef test_a():\n    pass\n\ndef test_b():\n    assert 1 == 2\n\n"
         "def test_hang():\n    time.sleep(120)\n\ndef test_after():\n    pass\n"
     )
-    ws, result = fault_run(make_workspace, backend_setup, fault, timeout_s=4)
+    ws, result = fault_run(make_workspace, backend_setup, fault, timeout_s=8)  # 4 s: too short on a loaded CI
     assert result.status == "timeout"
     assert result.exit_code is None
     assert {(t.id, t.outcome) for t in result.tests} == {
