@@ -138,7 +138,9 @@ signal.signal(signal.SIGUSR1, interrupt)
 pid = os.fork()
 if pid == 0:
     try:
-        for sig in ("SIGTERM", "SIGUSR1", "SIGPIPE", "SIGXFSZ"):
+        # SIGINT too: a server started in the background by a non-interactive shell (`skillbank serve &`, nohup)
+        # inherits it ignored, and the tests would then sleep through the timeout's Ctrl-C and report nothing.
+        for sig in ("SIGTERM", "SIGUSR1", "SIGPIPE", "SIGXFSZ", "SIGINT", "SIGQUIT"):
             if hasattr(signal, sig):
                 signal.signal(getattr(signal, sig), signal.SIG_DFL)
         prctl(1, signal.SIGKILL)

@@ -6,6 +6,7 @@ it. The fork bomb is bounded by the pids cgroup (local) or the container's pids 
 
 from __future__ import annotations
 
+import signal
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -75,13 +76,13 @@ def test_a_timed_out_run_lists_the_tests_that_finished_and_names_where_it_hung(
         "import time\n\ndef test_a():\n    pass\n\ndef test_b():\n    assert 1 == 2\n\n"
         "def test_hang():\n    time.sleep(120)\n\ndef test_after():\n    pass\n"
     )
-    ws, result = fault_run(make_workspace, backend_setup, fault, timeout_s=8)  # 4 s: too short on a loaded CI
+    ws, result = fault_run(make_workspace, backend_setup, fault, timeout_s=4)
     assert result.status == "timeout"
     assert result.exit_code is None
     assert {(t.id, t.outcome) for t in result.tests} == {
         ("tests/test_fault.py::test_a", "passed"),
         ("tests/test_fault.py::test_b", "failed"),
-    }
+    }, (result.warnings, result.output_tail)
     assert "assert 1 == 2" in (result.tests[0].message or "")
     [note] = [w for w in result.warnings if w.startswith("the run timed out")]
     assert "stopped at tests/test_fault.py:10 (a test there hangs" in note
@@ -89,6 +90,20 @@ def test_a_timed_out_run_lists_the_tests_that_finished_and_names_where_it_hung(
     assert result.reward.value == 0.0
     assert live_processes(str(ws)) == []
     assert_next_run_works(ws, backend_setup)
+
+
+def test_a_server_started_with_ctrl_c_ignored_still_gets_the_finished_tests_of_a_timed_out_run(
+    make_workspace, backend_setup: Setup
+) -> None:
+    """`skillbank serve &` from a script (or nohup) inherits SIGINT ignored; the tests must not inherit it."""
+    fault = "import time\n\ndef test_a():\n    pass\n\ndef test_hang():\n    time.sleep(120)\n"
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        _, result = fault_run(make_workspace, backend_setup, fault, timeout_s=8)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert result.status == "timeout"
+    assert [(t.id, t.outcome) for t in result.tests] == [("tests/test_fault.py::test_a", "passed")], result.warnings
 
 
 def test_a_test_that_ignores_the_interrupt_is_killed_after_the_grace(
