@@ -1,15 +1,16 @@
 """Secret redaction benchmark: `python -m bench.redact`.
 
-Positives: secrets of 21 kinds, generated from a fixed seed in realistic formats (no real secret is stored in
-the repository), each placed in every context of `bench/data/redaction/contexts.json` (env files, JSON and YAML
-config, shell commands, Python, logs, HTTP headers, tracebacks, `.env` diffs, URL query strings, secrets glued to
-letters) and of `MORE_CONTEXTS` (AWS keys beside their id, STS output, URL passwords with no user, mysql `-p`),
-and each sample again in the forms agents store it in: inside JSON text after `\n` or `\t`, JSON of JSON, and
-URL-encoded. A sample counts as redacted when no 8-character piece of the secret (raw or in the sample's encoding)
-is left. Negatives: `bench/data/redaction/clean.txt` (git SHAs, sha256 sums, UUIDs, npm integrity strings, base64
-test data, lockfile and log lines, identifiers, escaped test output, harmless `KEY=value` diff lines),
-`MORE_CLEAN` (paths and URLs with random-looking parts, look-alikes of `MORE_CONTEXTS`) and the source lines of
-installed packages (pydantic, anyio, httpx, starlette, click, rich); a false positive is a line with any redaction.
+Positives: secrets of 21 kinds, generated from a fixed seed in realistic formats (no real secret is stored in the
+repository), each placed in every context of `bench/data/redaction/contexts.json` (env files, JSON and YAML config,
+shell commands, Python, logs, HTTP headers, tracebacks, `.env` diffs, URL query strings, secrets glued to letters)
+and of `MORE_CONTEXTS` (AWS keys beside their id, STS output, URL passwords with no user, mysql `-p`, INI `password
+= value`, sshpass `-p`), and each sample again in the forms agents store it in: inside JSON text after `\n` or `\t`,
+JSON of JSON, and URL-encoded. A sample counts as redacted when no 8-character piece of the secret (raw or in the
+sample's encoding) is left. Negatives: `bench/data/redaction/clean.txt` (git SHAs, sha256 sums, UUIDs, npm integrity
+strings, base64 test data, lockfile and log lines, identifiers, escaped test output, harmless `KEY=value` diff
+lines), `MORE_CLEAN` (paths and URLs with random-looking parts, look-alikes of `MORE_CONTEXTS`) and the source lines
+of installed packages (pydantic, anyio, httpx, starlette, click, rich); a false positive is a line with any
+redaction.
 
 Baselines, same run: the redactor as it was before the escape and inline-`KEY=value` rules (`BEFORE`, loaded
 from git), and well-known provider prefixes only (what a prefix scanner finds). Throughput is measured on a big
@@ -118,7 +119,8 @@ KEYED = {
 }
 _ID = "AKIA" + "Q3EGRYLHNUXWZ7TK"
 #: Contexts beyond `contexts.json`: secrets that stand beside their access key id or prompt rather than after a
-#: name (the AWS CLI's and console's output), STS session tokens, URL passwords with no user, mysql's glued `-p`.
+#: name (the AWS CLI's and console's output), STS session tokens, URL passwords with no user, mysql's glued `-p`,
+#: INI `password = value` and sshpass `-p`.
 MORE_CONTEXTS = {
     "aws-beside": [
         f"ACCESSKEY\t{_ID}\t2026-03-02T10:15:22Z\t{{s}}\tActive\tbob",
@@ -149,11 +151,21 @@ MORE_CONTEXTS = {
         'mysqldump -h db -uroot -p"{s}" shop > shop.sql',
         "User name,Password,Access key ID,Secret access key,Console login link\n"
         f"bob,{{s}},{_ID},,https://123456789012.signin.aws.amazon.com/console",
+        "[database]\nhost = db.internal\npassword = {s}\nport = 5432",
+        "secret_key = {s}",
+        "sshpass -p '{s}' ssh deploy@web1 uptime",
+        "sshpass -p {s} rsync -a dist/ deploy@web1:/srv/app",
     ],
 }
 #: Clean samples beyond `clean.txt`: paths and URLs whose parts look random (an id, a commit, a temp dir), the
 #: look-alikes of the contexts above (no key beside the id, placeholders, `-p` of other commands).
 MORE_CLEAN = [
+    "password = get_password(user)",
+    "token = self._token",
+    "SECRET_KEY = settings_key",
+    "password = password_input  # from the form",
+    "sshpass -f ~/.ssh/pw ssh -p 2222 deploy@web1",
+    "sshpass -e ssh -p 22 deploy@web1",
     "/usr/lib/python3.11/site-packages/x.py",
     "src/pkg/mod.py",
     "a/b/c",

@@ -71,7 +71,7 @@ def value_ok(value: str) -> bool:
     value = plain(value)
     if _NOT_A_VALUE_RE.match(value) or _MASKED_RE.fullmatch(value) or _PATH_RE.fullmatch(value):
         return False
-    return not value.replace(".", "").isdigit()
+    return not value.replace(".", "").replace("_", "").isdigit()  # `1.5`, `10_000`
 
 
 def secretish(value: str) -> bool:
@@ -125,6 +125,22 @@ def _query_ok(match: re.Match[str]) -> bool:
     return bool(SECRET_NAME_RE.match(name) or _QUERY_NAMES.match(name)) and secretish(match["s"])
 
 
+def _spaced_ok(match: re.Match[str]) -> bool:
+    """`password = value` alone on its line (INI, `.properties`, a config printed by a tool): a secret name and a
+    literal value, not a code name or an expression (`password = get_password()` never gets here, `= self._pw`
+    does and is kept), whatever the name's case: `SECRET_KEY = settings_key` is Python, not an env file."""
+    name, value = match["name"], match["s"]
+    if not SECRET_NAME_RE.match(name) or _ABOUT_A_SECRET.search(name):
+        return False
+    if _EXPRESSION_RE.fullmatch(value):  # `= rust_openssl.hpke.MLKEM768X25519PrivateKey`
+        return False
+    if len(value) >= 20 and _mixed(value) and shannon_entropy(value) >= 4.0:
+        return True
+    # A digit inside a word (`s3cretPassw0rd`) is how people make a password; code names put one at the end of a
+    # word (`OAuth2Auth`, `Base64Encoder`).
+    return _yaml_value_ok(value) and (not _identifier_like(value) or bool(_INNER_DIGITS_RE.search(value)))
+
+
 def _env_ok(match: re.Match[str]) -> bool:
     name = match["name"]
     return bool(SECRET_NAME_RE.match(name)) and not _ABOUT_A_SECRET.search(name) and value_ok(match["s"])
@@ -140,6 +156,7 @@ NAME_NEEDLES = ("secret", "token", "pass", "pwd", "key", "credential", "dsn")
 
 #: An unquoted value inside a line ends at white space, quotes, escapes and the punctuation around values.
 _BARE = r"[^\s\"'`\\,;&|<>(){}\[\]]+"
+_SSHPASS = r"(?<![\w\-/.])sshpass(?:[ \t]+-(?:[vhV]+|P[ \t]*[^\s]{1,64})){0,4}[ \t]+-p[ \t]*"
 CONTEXT_RULES: tuple[Rule, ...] = (
     _rule(
         "aws-secret-key",
@@ -211,6 +228,18 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         check=_group_ok(secretish),
     ),
     _rule(
+        "assignment-secret",
+        # The value runs to the end of its line, a `#`/`;` comment or the quote closing the string the line is in
+        # (a tool's output in JSON): `password = x if y else z` is code.
+        rf"(?P<name>(?i:{SECRET_WORD})[A-Za-z0-9_.\-]{{0,64}})[ \t]+=[ \t]+(?P<s>{_BARE})"
+        r"(?=[ \t]*(?:[#;].*)?$|[\"'])",
+        *NAME_NEEDLES,
+        group="s",
+        windowed=True,
+        flags=re.MULTILINE,
+        check=_spaced_ok,
+    ),
+    _rule(
         "cli-secret",
         r"(?i:--(?:password|passwd|token|api-key|apikey|secret|client-secret|access-key))(?:=|\s+)(?P<s>[^\s\"'-][^\s\"']*)",
         "--",
@@ -227,6 +256,21 @@ CONTEXT_RULES: tuple[Rule, ...] = (
         "mariadb",
         group="s",
         check=_group_ok(lambda v: value_ok(v) and not _PORTS_RE.fullmatch(v)),  # `docker run ... mysql -p3306:3306`
+    ),
+    # sshpass's own `-p` (after its other options, before the command it runs: not `ssh -p 2222`), quoted or not.
+    _rule(
+        "cli-secret",
+        _SSHPASS + r"(?P<q>[\"'])(?P<s>(?:(?!(?P=q))[^\n]){1,256})(?P=q)",
+        "sshpass",
+        group="s",
+        check=_group_ok(value_ok),
+    ),
+    _rule(
+        "cli-secret",
+        _SSHPASS + r"(?P<s>[^\s\"'|;&][^\s|;&]{0,255})",
+        "sshpass",
+        group="s",
+        check=_group_ok(value_ok),
     ),
     _rule(
         "cli-secret",

@@ -1,8 +1,9 @@
 """Redactor: credentials that stand beside their name or id rather than after it, and random keys with slashes.
 
 AWS secret keys next to their access key id (`aws configure`, the console's credentials CSV, `--output text`), STS
-session tokens, URL passwords with an empty user, mysql's glued `-p` and base64 keys holding two or more `/` that
-were taken for paths. Secrets are assembled at run time so that no credential-shaped literal sits in the repository.
+session tokens, URL passwords with an empty user, mysql's glued `-p`, sshpass's `-p`, `password = value` alone on
+its line (INI, `.properties`) and base64 keys holding two or more `/` that were taken for paths. Secrets are
+assembled at run time so that no credential-shaped literal sits in the repository.
 """
 
 from __future__ import annotations
@@ -80,6 +81,67 @@ def test_mysqls_p_option_is_redacted_where_a_prompt_a_port_and_other_commands_p_
         "mysql -h db -e 'select 1' && mkdir -pv out",
     ]
     assert [R.redact_text(t) for t in texts] == ["mysql -h db -p[REDACTED:cli-secret]", *texts[1:]]
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        (f"sshpass -p {PASSWORD} ssh deploy@web1", "sshpass -p [REDACTED:cli-secret] ssh deploy@web1"),
+        (f"sshpass -p{PASSWORD} scp f web1:", "sshpass -p[REDACTED:cli-secret] scp f web1:"),
+        ("sshpass -p 'two words' ssh web1", "sshpass -p '[REDACTED:cli-secret]' ssh web1"),
+        (
+            f'sshpass -v -P assword -p "{PASSWORD}" rsync -a d/ web1:/srv',
+            'sshpass -v -P assword -p "[REDACTED:cli-secret]" rsync -a d/ web1:/srv',
+        ),
+    ],
+)
+def test_sshpasss_own_p_option_is_redacted(text: str, redacted: str) -> None:
+    assert R.redact_text(text) == redacted
+
+
+def test_the_p_of_the_command_sshpass_runs_and_sshpass_without_p_are_kept() -> None:
+    texts = [
+        "sshpass -f ~/.ssh/pw ssh -p 2222 deploy@web1",
+        "sshpass -e ssh -p 22 web1",
+        "sshpass -d 3 scp -P 2222 f web1:",
+        "sshpass -p $SSHPASS ssh web1",
+    ]
+    assert [R.redact_text(t) for t in texts] == texts
+
+
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ("secret_key = hunter2pass", "secret_key = [REDACTED:assignment-secret]"),
+        ("[db]\nhost = db\npassword = s3cr3t!x\n", "[db]\nhost = db\npassword = [REDACTED:assignment-secret]\n"),
+        ("SECRET_KEY = django-insecure-8x!k2", "SECRET_KEY = [REDACTED:assignment-secret]"),
+        (f"+db_password = {PASSWORD}  # staging", "+db_password = [REDACTED:assignment-secret]  # staging"),
+        (
+            f'{{"stdout": "[db]\\npassword = {PASSWORD}"}}',
+            '{"stdout": "[db]\\npassword = [REDACTED:assignment-secret]"}',
+        ),
+    ],
+)
+def test_a_secret_name_equals_a_bare_value_alone_on_its_line_is_redacted(text: str, redacted: str) -> None:
+    assert R.redact_text(text) == redacted
+
+
+def test_a_spaced_assignment_of_code_is_kept() -> None:
+    texts = [
+        "password = get_password(user)",
+        "password = self._password",
+        "token = tokens[0]",
+        "SECRET_KEY = settings_key",
+        "password = password_input  # from the form",
+        "password = password1",
+        "password = None",
+        "key = keyfunc",
+        f"password = {PASSWORD} if strict else None",
+        "MLKEM768X25519PrivateKey = rust_openssl.hpke.MLKEM768X25519PrivateKey",
+        "SECRETS_DIR_MAX_ENTRIES = 10_000",
+        "pwd = /home/me/app",
+    ]
+    assert [R.redact_text(t) for t in texts] == texts
 
 
 @pytest.mark.parametrize(
@@ -208,6 +270,10 @@ def test_a_random_key_holding_slashes_is_redacted_and_a_path_with_random_looking
         ("aws_session_token=" * 30_000 + f" {SESSION}", SESSION),
         ("User name,Password,Access key ID,Secret access key\n" * 10_000 + f"bob,{PASSWORD},{KEY_ID},", PASSWORD),
         (("aB3/" * 60 + " ") * 2_000 + SECRET, SECRET),
+        ("sshpass -v " * 30_000 + f"-p {PASSWORD}", PASSWORD),
+        ("sshpass -P " * 30_000 + f"ok\nsshpass -p {PASSWORD}", PASSWORD),
+        ("password = " * 30_000 + f"\npassword = {PASSWORD}", PASSWORD),
+        ("password = " + "x" * 100_000 + f" y\npassword = {PASSWORD}", PASSWORD),
     ],
     ids=[
         "key ids",
@@ -219,6 +285,10 @@ def test_a_random_key_holding_slashes_is_redacted_and_a_path_with_random_looking
         "session names",
         "csv headers",
         "slashes",
+        "sshpass options",
+        "sshpass prompts",
+        "spaced assignments",
+        "a long value",
     ],
 )
 def test_a_credential_after_pathological_input_is_found_in_linear_time(text: str, secret: str) -> None:
