@@ -228,8 +228,8 @@ class SessionCapture:
         creates = trajectory_id is None and identity.key not in self.sessions
 
         named = list(dict.fromkeys(used_skills or ()))
-        fingerprint = closing_fingerprint(steps, task, outcome, named) if final and trajectory_id is None else None
-        if fingerprint is not None and not only_closing and not identity.per_request:
+        fingerprint = closing_fingerprint(steps, task, outcome, named) if final else None
+        if fingerprint is not None and trajectory_id is None and not only_closing and not identity.per_request:
             retried = self.sessions.last_closed(identity.key, fingerprint)
             if retried is not None:  # a retry of the call that closed it (its answer was lost): not a new trajectory
                 return await self._closed_again(retried, outcome)
@@ -277,6 +277,11 @@ class SessionCapture:
             result = await anyio.to_thread.run_sync(work, tid)
         except _Closed:
             if trajectory_id is not None:
+                # Closing it again by its id (`final=true` alone), or a retry of the very call that closed it (its
+                # answer was lost on the way: a stateless HTTP client names the trajectory in every call) is
+                # answered with it, as it is; anything else would write to a closed trajectory.
+                if only_closing or (fingerprint is not None and self.sessions.closed_by(trajectory_id, fingerprint)):
+                    return await self._closed_again(trajectory_id, outcome)
                 raise
             # The session's own trajectory was closed behind its back (by its id through another connection or
             # server process, or by close-stale): the session goes on in a new one, as after its own final=true.

@@ -60,6 +60,8 @@ class SessionTable:
         self._by_trajectory: dict[str, _Session] = {}
         self._closed: OrderedDict[str, tuple[str, str | None]] = OrderedDict()
         """session key -> the trajectory its last `final=true` closed, and that call's fingerprint."""
+        self._closing_calls: OrderedDict[str, str] = OrderedDict()
+        """trajectory id -> the fingerprint of the `final=true` call that closed it (a retry by id sends the same)."""
         self._lock: anyio.Lock | None = None
         self._clock = clock
         self._last_reap = clock()
@@ -118,12 +120,21 @@ class SessionTable:
     def remember_closed(self, key: str | None, trajectory_id: str, fingerprint: str | None = None) -> None:
         """This session closed this trajectory (`final=true`): a repeated close, or a retry of the closing call (the
         same `fingerprint`), is answered with it."""
+        if fingerprint is not None:
+            self._closing_calls[trajectory_id] = fingerprint
+            self._closing_calls.move_to_end(trajectory_id)
+            while len(self._closing_calls) > CLOSED_MEMORY:
+                self._closing_calls.popitem(last=False)
         if key is None:
             return
         self._closed[key] = (trajectory_id, fingerprint)
         self._closed.move_to_end(key)
         while len(self._closed) > CLOSED_MEMORY:
             self._closed.popitem(last=False)
+
+    def closed_by(self, trajectory_id: str, fingerprint: str) -> bool:
+        """Whether this server closed this trajectory with a call of this fingerprint (a retry names it by its id)."""
+        return self._closing_calls.get(trajectory_id) == fingerprint
 
     def last_closed(self, key: str, fingerprint: str | None = None) -> str | None:
         """The trajectory this session closed last, when it has none open now; with `fingerprint`, only when the

@@ -70,6 +70,22 @@ async def test_stateless_http_requests_share_a_trajectory_only_through_the_sessi
     assert [t.status for t in store.list() if _texts(store, t) == ["no header"]] == ["closed", "closed"]
 
 
+async def test_a_stateless_client_retrying_its_closing_call_by_id_gets_the_trajectory_it_closed(tmp_path: Path) -> None:
+    store, capture = make_capture(tmp_path)
+    server = make_server(tmp_path, store, capture)
+    async with serve_http(server) as url, mcp.Client(url) as client:
+        opened = await client.call_tool("record_trajectory", {"steps": [{"kind": "thought", "content": "start"}]})
+        tid = opened.structured_content["trajectory_id"]
+        closing = {"trajectory_id": tid, "steps": [{"kind": "message", "content": "done"}], "outcome": "success",
+                   "final": True}  # fmt: skip
+        first = (await client.call_tool("record_trajectory", closing)).structured_content
+        retried = await client.call_tool("record_trajectory", closing)
+    assert retried.is_error is False
+    assert retried.structured_content == {**first, "steps_recorded": 0}
+    assert [(t.trajectory_id, t.outcome, t.status) for t in store.list()] == [(tid, "success", "closed")]
+    assert store.step_count(tid) == 2
+
+
 SERVER = textwrap.dedent(
     """
     import sys

@@ -83,6 +83,39 @@ async def test_a_retried_closing_call_answers_with_the_trajectory_it_closed_and_
     assert len(store.get(first["trajectory_id"]).steps) == 1
 
 
+async def test_a_retried_closing_call_naming_its_trajectory_answers_with_it_and_a_different_one_is_refused(env) -> None:
+    store, server = env
+    async with mcp.Client(server) as client:
+        opened = await client.call_tool("record_trajectory", {"steps": [{"kind": "thought", "content": "start"}]})
+        tid = opened.structured_content["trajectory_id"]
+        closing = {"trajectory_id": tid, "steps": [{"kind": "message", "content": "done"}], "outcome": "success",
+                   "final": True}  # fmt: skip
+        first = (await client.call_tool("record_trajectory", closing)).structured_content
+        retried = await client.call_tool("record_trajectory", closing)
+        bare = await client.call_tool("record_trajectory", {"trajectory_id": tid, "final": True})
+        without_id = await client.call_tool(
+            "record_trajectory", {k: v for k, v in closing.items() if k != "trajectory_id"}
+        )
+        more = await client.call_tool(
+            "record_trajectory", {**closing, "steps": [{"kind": "message", "content": "one more thing"}]}
+        )
+        other_outcome = await client.call_tool("record_trajectory", {"trajectory_id": tid, "final": True,
+                                                                     "outcome": "failure"})  # fmt: skip
+    assert first["status"] == "closed"
+    assert retried.is_error is False
+    assert retried.structured_content == {**first, "steps_recorded": 0}
+    assert bare.is_error is False
+    assert bare.structured_content == {**first, "steps_recorded": 0}
+    assert without_id.is_error is False
+    assert without_id.structured_content == {**first, "steps_recorded": 0}
+    assert more.is_error is True
+    assert "is closed and cannot be written to" in more.content[0].text
+    assert other_outcome.is_error is True
+    assert "already closed with outcome 'success'" in other_outcome.content[0].text
+    assert [(t.trajectory_id, t.outcome) for t in store.list(limit=10)] == [(tid, "success")]
+    assert [s.content for s in store.get(tid).steps] == ["start", "done"]
+
+
 async def test_an_explicit_trajectory_id_writes_to_that_trajectory(env) -> None:
     store, server = env
     other = store.create(source="claude-code").trajectory_id
@@ -134,7 +167,7 @@ async def test_an_oversized_step_is_a_tool_error_and_nothing_of_the_call_is_stor
     assert [s.content for s in store.get(traj.trajectory_id).steps] == ["kept"]
 
 
-async def test_writing_to_a_closed_trajectory_is_a_tool_error(env) -> None:
+async def test_writing_to_a_closed_trajectory_is_a_tool_error_and_closing_it_again_answers_with_it(env) -> None:
     store, server = env
     done = store.create().trajectory_id
     store.close_trajectory(done, "success")
@@ -145,7 +178,9 @@ async def test_writing_to_a_closed_trajectory_is_a_tool_error(env) -> None:
         final_again = await client.call_tool("record_trajectory", {"trajectory_id": done, "final": True})
     assert result.is_error is True
     assert "is closed" in result.content[0].text
-    assert final_again.is_error is True
+    assert final_again.is_error is False
+    assert final_again.structured_content == {"trajectory_id": done, "steps_recorded": 0, "total_steps": 0,
+                                              "status": "closed"}  # fmt: skip
     assert store.step_count(done) == 0
 
 
