@@ -198,9 +198,18 @@ def parse_line(line: str) -> types.JSONRPCMessage | Unreadable:
     """One line of the wire as the message it holds, as the SDK reads it; when it holds none (not JSON, not a
     JSON-RPC message, or nested deeper than the SDK's parser goes, ~200 levels), the error to answer it with."""
     try:
-        return types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
     except ValidationError as exc:
         problem = exc.errors()[0]
+    else:
+        # A request whose id is no string or integer (`null`, `true`, `1.5`, an object) reads as a notification,
+        # which nothing answers: its client would wait forever. It is an invalid request (answered with id null).
+        if isinstance(message, types.JSONRPCNotification) and '"id"' in line:
+            raw = json.loads(line)
+            if isinstance(raw, dict) and "id" in raw:
+                reason = f"its id {json.dumps(raw['id'])[:40]} is not a string or an integer"
+                return _error(types.INVALID_REQUEST, f"Invalid Request: {reason}", None)
+        return message
     text = str(problem.get("msg", ""))
     if problem["type"] == "json_invalid":
         if "recursion limit" in text:

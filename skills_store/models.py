@@ -144,6 +144,9 @@ Outcome = Literal["success", "failure", "abandoned"]
 TrajectoryStatus = Literal["open", "closed"]
 
 
+#: The start of an ISO 8601 date-time: a date, `T` (or a space), hours and minutes.
+_DATE_TIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
+
 #: The longest `Step.content` and trajectory `task` stored (`record_trajectory` refuses longer ones).
 MAX_STEP_CONTENT_CHARS = 1_000_000
 MAX_TASK_CHARS = 20_000
@@ -161,10 +164,22 @@ class Step(BaseModel):
     result: Any | None = None
     ok: bool | None = None
     ts: datetime | None = None
-    duration_s: float | None = Field(default=None, ge=0)
+    duration_s: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     tokens_in: int | None = Field(default=None, ge=0)
     tokens_out: int | None = Field(default=None, ge=0)
-    cost_usd: float | None = Field(default=None, ge=0)
+    cost_usd: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+    @field_validator("ts", mode="before")
+    @classmethod
+    def _a_date_time(cls, value: Any) -> Any:
+        """A step's values are stored as given, never converted: a number (seconds? milliseconds?) or a date with
+        no time is refused rather than guessed at."""
+        if value is None or isinstance(value, datetime) or (isinstance(value, str) and _DATE_TIME_RE.match(value)):
+            return value
+        raise ValueError(
+            "must be an ISO 8601 date-time string with its time, e.g. 2026-12-05T10:00:00Z (numbers and dates "
+            "alone are not converted)"
+        )
 
 
 #: How deep a step's `args` or `result` may nest: deeper, it cannot be stored, redacted or served back.

@@ -132,3 +132,29 @@ async def test_a_step_nested_as_deep_as_allowed_is_stored(env) -> None:
     assert not result.is_error, result.content
     [traj] = store.list()
     assert store.get(traj.trajectory_id).steps[0].args == {"x": deep}
+
+
+@pytest.mark.parametrize(
+    ("step", "field"),
+    [
+        ({"ts": 0}, "ts"),
+        ({"ts": 1_700_000_000_000}, "ts"),
+        ({"ts": "2024-01-01"}, "ts"),
+    ],
+)
+async def test_a_step_time_that_would_be_converted_is_refused_and_nothing_is_stored(
+    env, step: dict, field: str
+) -> None:
+    _, store, server = env
+    async with mcp.Client(server) as client:
+        result = await client.call_tool("record_trajectory", {"steps": [{"kind": "thought", "content": "x", **step}]})
+        kept = await client.call_tool(
+            "record_trajectory", {"steps": [{"kind": "thought", "content": "y", "ts": "2026-12-05T10:00:00Z"}]}
+        )
+    assert result.is_error is True
+    assert field in result.content[0].text
+    [traj] = store.list()
+    assert [(s.content, s.ts.isoformat()) for s in store.get(traj.trajectory_id).steps] == [
+        ("y", "2026-12-05T10:00:00+00:00")
+    ]
+    assert kept.structured_content["total_steps"] == 1

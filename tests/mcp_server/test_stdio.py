@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO
 
 import anyio
+import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
@@ -255,6 +256,42 @@ def test_a_line_that_holds_no_message_is_answered_with_its_json_rpc_error(
     assert says in answer.reply.error.message
 
 
+@pytest.mark.parametrize("request_id", ["null", "true", "1.5", '{"a": 1}', "[1]"])
+def test_a_request_whose_id_is_no_string_or_integer_is_an_invalid_request_not_a_notification(request_id: str) -> None:
+    answer = stdio.parse_line(f'{{"jsonrpc": "2.0", "id": {request_id}, "method": "tools/list"}}\n')
+    assert isinstance(answer, stdio.Unreadable)
+    assert answer.reply.error.code == -32600
+    assert answer.reply.id is None
+    assert "is not a string or an integer" in answer.reply.error.message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+        '{"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3, "id": 1}}',
+    ],
+)
+def test_notifications_are_still_notifications(line: str) -> None:
+    assert isinstance(stdio.parse_line(line), types.JSONRPCNotification)
+
+
+def test_a_real_server_refuses_step_numbers_that_are_not_finite_and_stores_nothing(tmp_path: Path) -> None:
+    """Python's JSON reader takes `Infinity` and `NaN`; stored, they made `trajectories export` write lines that
+    are not JSON. (The SDK's own client sends them as null, so only a raw line can carry them.)"""
+    call = (
+        '{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "record_trajectory", '
+        '"arguments": {"steps": [{"kind": "thought", "content": "x", %s}]}}}'
+    )
+    lines = [call % (2, '"cost_usd": Infinity'), call % (3, '"duration_s": NaN'), call % (4, '"duration_s": 1.5')]
+    answers = {a["id"]: a for a in _raw_session(tmp_path, lines, 4)}
+    assert answers[2]["result"]["isError"] is True
+    assert "cost_usd" in answers[2]["result"]["content"][0]["text"]
+    assert answers[3]["result"]["isError"] is True
+    assert "duration_s" in answers[3]["result"]["content"][0]["text"]
+    assert answers[4]["result"]["structuredContent"]["total_steps"] == 1
+
+
 def test_a_message_within_the_sdk_s_depth_is_read_as_the_sdk_reads_it() -> None:
     line = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"_meta": {"x": 1}}})
     message = stdio.parse_line(line.replace("1}", _deep(150) + "}"))
@@ -275,11 +312,13 @@ def test_a_real_server_answers_unreadable_lines_and_goes_on_serving(tmp_path: Pa
         '{"jsonrpc": "2.0", "id": 4, "method": "tools/ca',
         "",  # a blank line: skipped, not answered
         deep_call.replace('"DEEP"', _deep(90)).replace('"id": 2', '"id": 5'),
+        '{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}',
         json.dumps({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
     ]
-    answers = {a["id"]: a for a in _raw_session(tmp_path, lines, 6)}
+    answers = {a["id"]: a for a in _raw_session(tmp_path, lines, 7)}
     assert answers[2]["error"]["code"] == -32600
     assert answers[3]["error"]["code"] == -32602
     assert answers[4]["error"]["code"] == -32700
     assert answers[5]["result"]["isError"] is False
     assert answers[6]["result"] == {}
+    assert answers[None]["error"]["code"] == -32600
