@@ -15,7 +15,12 @@ from mcp_server.memory import limit_arenas
 
 
 def select_tools(transport: str, tools: str | None, allow_exec: bool) -> list[str]:
-    chosen = [t.strip() for t in tools.split(",") if t.strip()] if tools else list(ALL_TOOLS)
+    if tools is None:
+        chosen = list(ALL_TOOLS)
+    else:
+        chosen = list(dict.fromkeys(t.strip() for t in tools.split(",") if t.strip()))
+        if not chosen:  # `--tools ''` or `--tools ,`: a server with no tool, or all of them, is not what was meant
+            fail(f"--tools names no tool; name one or more of {', '.join(ALL_TOOLS)}, or leave --tools out for all")
     problem = unknown_tools(chosen)
     if problem:
         fail(f"--tools: {problem}")

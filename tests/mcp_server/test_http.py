@@ -15,9 +15,11 @@ from pathlib import Path
 import httpx
 import httpx2
 import pytest
+import typer
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp_server.cli.serve import select_tools
 from mcp_server.http import HostPolicy, interface_addresses, security_settings
 from skills_store.errors import ConfigError
 
@@ -117,6 +119,22 @@ def test_asking_for_exec_tools_over_http_without_allow_exec_is_an_error(tmp_path
     )  # fmt: skip
     assert out.returncode == 2
     assert "run_tests execute or write workspace code; over HTTP that needs --allow-exec" in out.stderr
+
+
+@pytest.mark.parametrize("tools", ["", ",", " , "])
+def test_a_tools_list_that_names_no_tool_is_refused(tools: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--tools ''` served every tool and `--tools ,` none, both with exit 0."""
+    with pytest.raises(typer.Exit) as stopped:
+        select_tools("stdio", tools, allow_exec=False)
+    assert stopped.value.exit_code == 2
+    assert "--tools names no tool; name one or more of search_skills" in capsys.readouterr().err
+
+
+def test_a_tool_named_twice_is_served_once() -> None:
+    assert select_tools("stdio", "search_skills, search_skills,record_trajectory", allow_exec=False) == [
+        "search_skills",
+        "record_trajectory",
+    ]
 
 
 def test_dns_rebinding_protection_accepts_only_known_hosts() -> None:
