@@ -29,6 +29,7 @@ from mcp.server.mcpserver import Context
 from mcp_server.call_record import CallRecord, call_step
 from mcp_server.capture_text import ANSWER_TIMEOUT_S, CapturedArgs
 from mcp_server.close_notifier import CloseNotifier
+from mcp_server.keyed_locks import KeyedLocks
 from mcp_server.recording import RecordResult, check_batch, closing_fingerprint, used_skills_step
 from mcp_server.redact_worker import RedactWorker
 from mcp_server.session_key import session_identity
@@ -79,6 +80,7 @@ class SessionCapture:
         self.redactor = redactor
         self._redact_worker = RedactWorker(redactor) if redactor.spec is not None else None
         self._closer = CloseNotifier(store, on_close)
+        self._order = KeyedLocks()
         self.sessions = SessionTable(
             store, self._closer, workspace=workspace, repo=repo, idle_close_s=idle_close_s, stale_after=stale_after,
             clock=clock,
@@ -220,8 +222,22 @@ class SessionCapture:
 
         `used_skills` (the skills the agent says it applied) is stored as a step of its own, a `tool_call` of
         `record_trajectory` whose result is a `RecordSummary`; `summaries.used_skills(trajectory)` reads it back.
+        Calls to one trajectory (by its id, or this session's) are stored in the order they arrived.
         """
         check_batch(steps)
+        async with self._order.hold(trajectory_id or session_identity(ctx).key):
+            return await self._record(ctx, steps, task, outcome, final, trajectory_id, used_skills)
+
+    async def _record(
+        self,
+        ctx: Context,
+        steps: Sequence[Step],
+        task: str | None,
+        outcome: Outcome | None,
+        final: bool,
+        trajectory_id: str | None,
+        used_skills: Sequence[str] | None,
+    ) -> RecordResult:
         red = self.redactor
         only_closing = final and not steps and not task and not used_skills
         identity = session_identity(ctx)

@@ -18,6 +18,7 @@ from mcp import Client, StdioServerParameters
 
 import mcp_server.stdio as stdio
 from mcp_server.stdio import LineReader, PipeWriter, claimed, usable, without_lone_surrogates
+from skills_store.trajectories.store import SQLiteTrajectoryStore
 
 pytestmark = pytest.mark.anyio
 
@@ -209,6 +210,22 @@ def test_a_real_server_answers_a_call_whose_arguments_hold_a_lone_surrogate(tmp_
     call = answers[1]
     assert call["id"] == 7
     assert call["result"]["isError"] is False
+
+
+def test_calls_a_client_sends_without_waiting_for_answers_are_stored_in_the_order_sent(tmp_path: Path) -> None:
+    """JSON-RPC lets a server answer requests in any order; their steps were stored shuffled (p7, p9, p2, ...)."""
+    call = (
+        '{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "record_trajectory", "arguments": '
+        '{"steps": [{"kind": "thought", "content": "p%d"}, {"kind": "observation", "content": "q%d"}]}}}'
+    )
+    answers = _raw_session(tmp_path, [call % (i + 2, i, i) for i in range(60)], 61)
+    [tid] = {a["result"]["structuredContent"]["trajectory_id"] for a in answers[1:]}
+    store = SQLiteTrajectoryStore(tmp_path / "home" / "trajectories.db")
+    try:
+        contents = [s.content for s in store.get(tid).steps]
+    finally:
+        store.close()
+    assert contents == [f"{kind}{i}" for i in range(60) for kind in ("p", "q")]
 
 
 def _deep(levels: int) -> str:
