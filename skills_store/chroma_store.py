@@ -159,6 +159,9 @@ class ChromaSkillStore:
             if i != self.writer
         }
 
+    def marked(self) -> bool:
+        return self._marks is not None and self._marks.count() > 0
+
     def reopen(self) -> None:
         """Drop this process's cached view (its in-memory vector index) and read the store afresh.
 

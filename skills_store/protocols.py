@@ -32,6 +32,9 @@ class Embedder(Protocol):
 class SkillStore(Protocol):
     """The system of record for skills and their vectors (Chroma)."""
 
+    location: str
+    """Where it is (a directory or a server's URL), for messages."""
+
     def upsert(self, skills: Sequence[Skill], embeddings: np.ndarray) -> None: ...
 
     def delete(self, skill_ids: Sequence[str]) -> None: ...
@@ -56,6 +59,11 @@ class SkillStore(Protocol):
 
     def revisions(self) -> dict[str, str]:
         """Other writers' change markers on a shared store (`{}` when nobody else writes to it)."""
+        ...
+
+    def marked(self) -> bool:
+        """Whether any writer (this one included) has left its change marker on a shared store; False for an
+        embedded one, which keeps none."""
         ...
 
     def written_since(self, written_ns: int) -> list[tuple[Skill, np.ndarray]]:

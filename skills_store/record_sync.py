@@ -20,6 +20,7 @@ longer has. A skill count is not enough: an edit, a merge that keeps the count, 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import uuid
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from skills_store.locks import WriterLock
     from skills_store.protocols import Embedder, SkillStore
 
+
+log = logging.getLogger(__name__)
 
 CLOCK_SKEW_NS = 120 * 10**9
 """A catch-up re-reads what was written this long before its last sync too: instances' clocks may disagree."""
@@ -153,15 +156,9 @@ class RecordSync:
             kept: list[Skill] = []
             vectors: list[np.ndarray] = []
             for start in range(0, len(ids), 500):
-                part = ids[start : start + 500]
-                for data, blob in self.catalog.rows(
-                    f"SELECT data, embedding FROM skills WHERE skill_id IN ({','.join('?' * len(part))})", part
-                ):
-                    kept.append(Skill.model_validate_json(data))
-                    vector = np.frombuffer(blob, dtype="<f4") if blob is not None else None
-                    if vector is None or vector.shape[0] != self.embedder.dim:
-                        vector = self.embedder.embed([kept[-1].document()])[0]
-                    vectors.append(vector)
+                skills, part_vectors = self._catalog_rows(ids[start : start + 500])
+                kept += skills
+                vectors += part_vectors
             gone = sorted(set(ids) - {s.skill_id for s in kept})
             self.store.delete(gone)
             if kept:
@@ -175,11 +172,53 @@ class RecordSync:
         return bool(self.catalog.get_meta("reembedding"))
 
     def sync(self) -> int:
-        """Bring the catalog in line with Chroma (after a crash or another writer); returns skills re-read."""
+        """Bring the catalog in line with Chroma (after a crash or another writer); returns skills re-read.
+
+        An empty record beside a catalog that holds skills was lost, not emptied (deleting goes through both): a
+        `chroma/` dir missing or replaced, a shared server that lost its data (no writer's marker on it). It is
+        restored from the catalog, which holds every skill and vector; re-reading it would have emptied the catalog
+        too. A shared server that some writer has marked and that holds no skill was emptied: the catalog follows.
+        """
         restored = self.restore_pending()
-        if self.store.count() != self.catalog.count() and not self.catalog.get_meta("pending"):
+        record = self.store.count()
+        if record != self.catalog.count() and not self.catalog.get_meta("pending"):
+            if record == 0 and not self.store.marked():
+                return self.restore_record()
             return self.rebuild_catalog()
         return restored + self.catch_up(force=True)
+
+    def restore_record(self) -> int:
+        """Write every skill of the catalog, with its stored vector, back into an empty record; returns how many."""
+        with self.writers.exclusive():
+            if self.store.count():  # another process restored it meanwhile
+                return 0
+            marks, started = self.store.revisions(), time.time_ns()
+            ids = self.catalog.iter_ids()
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
+                skills, vectors = self._catalog_rows(part)
+                self.store.upsert(skills, np.stack(vectors))
+            self._synced(marks, started)
+        log.warning(
+            "the skill record at %s held no skill while %s held %d: it was missing or replaced, so the %d skills "
+            "were written back into it from the catalog",
+            self.store.location, self.catalog.path, len(ids), len(ids),
+        )  # fmt: skip
+        return len(ids)
+
+    def _catalog_rows(self, skill_ids: list[str]) -> tuple[list[Skill], list[np.ndarray]]:
+        """These skills as the catalog has them, with their vectors (embedded again where one is missing)."""
+        skills: list[Skill] = []
+        vectors: list[np.ndarray] = []
+        for data, blob in self.catalog.rows(
+            f"SELECT data, embedding FROM skills WHERE skill_id IN ({','.join('?' * len(skill_ids))})", skill_ids
+        ):
+            skills.append(Skill.model_validate_json(data))
+            vector = np.frombuffer(blob, dtype="<f4") if blob is not None else None
+            if vector is None or vector.shape[0] != self.embedder.dim:
+                vector = self.embedder.embed([skills[-1].document()])[0]
+            vectors.append(vector)
+        return skills, vectors
 
     def rebuild_catalog(self) -> int:
         """Re-read every skill and vector from Chroma into the catalog; skills only the catalog has are dropped."""

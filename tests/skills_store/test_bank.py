@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -188,6 +189,44 @@ def test_catalog_is_rebuilt_from_chroma_when_they_disagree(tmp_path: Path, bank:
     try:
         assert reopened.count() == 4
         assert reopened.search(TRACEBACK, 1, mode="keyword", count_use=False)[0].skill.skill_id == "missing-module"
+    finally:
+        reopened.close()
+
+
+def test_a_missing_chroma_dir_is_restored_from_the_catalog_not_taken_for_an_empty_bank(
+    bank: SkillBank, caplog: pytest.LogCaptureFixture
+) -> None:
+    """It was: the catalog was rebuilt from the new, empty record, and every skill was gone without a word."""
+    home = bank.catalog.path.parent
+    before = {s.skill_id: s for s in bank.list_skills(limit=100)}
+    bank.record_outcome(["missing-module"], success=True)
+    confidence = bank.get("missing-module").confidence
+    bank.close()
+    shutil.rmtree(home / "chroma")
+    with caplog.at_level("WARNING"):
+        reopened = SkillBank.open(home, make_embedder("hash"))
+    try:
+        assert {s.skill_id for s in reopened.list_skills(limit=100)} == set(before)
+        assert reopened.store.count() == len(before)
+        assert reopened.get("missing-module").confidence == confidence
+        assert reopened.search(TRACEBACK, 1, mode="vector", count_use=False)[0].skill.skill_id == "missing-module"
+        assert "were written back into it from the catalog" in caplog.text
+    finally:
+        reopened.close()
+    again = SkillBank.open(home, make_embedder("hash"))  # restored for good: nothing to do on the next open
+    try:
+        assert again.store.count() == len(before)
+    finally:
+        again.close()
+
+
+def test_a_bank_whose_skills_were_all_deleted_stays_empty(bank: SkillBank) -> None:
+    home = bank.catalog.path.parent
+    bank.delete([s.skill_id for s in bank.list_skills(limit=100)])
+    bank.close()
+    reopened = SkillBank.open(home, make_embedder("hash"))
+    try:
+        assert (reopened.count(), reopened.store.count()) == (0, 0)
     finally:
         reopened.close()
 

@@ -31,12 +31,18 @@ def _free_port() -> int:
 
 @pytest.fixture
 def chroma_server(tmp_path: Path) -> Iterator[str]:
+    with _chroma_run(tmp_path / "server-data") as url:
+        yield url
+
+
+@contextlib.contextmanager
+def _chroma_run(data: Path) -> Iterator[str]:
     exe = shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
     if exe is None:
         pytest.fail("the chroma CLI (from the chromadb package) is not installed")
     port = _free_port()
     proc = subprocess.Popen(
-        [exe, "run", "--path", str(tmp_path / "server-data"), "--host", "127.0.0.1", "--port", str(port)],
+        [exe, "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
@@ -85,6 +91,38 @@ def test_skills_written_through_a_chroma_server_are_found_and_survive_a_new_cata
         assert other.search("KeyError: 'id'", 1, language="python", count_use=False)[0].skill.skill_id == "key"
     finally:
         other.close()
+
+
+def test_a_server_that_lost_its_data_gets_the_skills_back_from_the_catalog(
+    chroma_server: str, tmp_path: Path, skill_factory
+) -> None:
+    bank = SkillBank.open(tmp_path / "a", make_embedder("hash"), chroma_url=chroma_server)
+    bank.upsert([skill_factory("zero", "Division by zero", "ZeroDivisionError: division by zero")])
+    bank.close()
+    with _chroma_run(tmp_path / "new-server-data") as fresh:  # the same data dir on a server that starts empty
+        again = SkillBank.open(tmp_path / "a", make_embedder("hash"), chroma_url=fresh)
+        try:
+            assert (again.count(), again.store.count()) == (1, 1)
+            assert again.search("ZeroDivisionError: division by zero", 1, count_use=False)[0].skill.skill_id == "zero"
+        finally:
+            again.close()
+
+
+def test_skills_all_deleted_through_another_instance_are_gone_from_this_one_too(
+    chroma_server: str, tmp_path: Path, skill_factory
+) -> None:
+    first = SkillBank.open(tmp_path / "a", make_embedder("hash"), chroma_url=chroma_server)
+    first.upsert([skill_factory("zero", "Division by zero", "ZeroDivisionError: division by zero")])
+    second = SkillBank.open(tmp_path / "b", make_embedder("hash"), chroma_url=chroma_server)
+    assert second.count() == 1
+    second.close()
+    first.delete(["zero"])
+    first.close()
+    second = SkillBank.open(tmp_path / "b", make_embedder("hash"), chroma_url=chroma_server)
+    try:
+        assert (second.count(), second.store.count()) == (0, 0)
+    finally:
+        second.close()
 
 
 def test_an_unreachable_chroma_url_is_a_config_error_naming_it(tmp_path: Path) -> None:
