@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -143,6 +144,10 @@ def clean_errors() -> Iterator[None]:
         yield
     except (SkillStoreError, SandboxError) as exc:
         fail(str(exc))
+    except sqlite3.DatabaseError as exc:
+        if exc.sqlite_errorcode not in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+            raise
+        fail(corrupt_database(exc))
     except BrokenPipeError:
         reader_gone()
     except OSError as exc:
@@ -150,6 +155,31 @@ def clean_errors() -> Iterator[None]:
         fail(f"{where}{exc.strerror or exc}")
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+def corrupt_database(exc: sqlite3.DatabaseError) -> str:
+    """What to do about a database found damaged in use (a page inside it, where opening it reads only the first
+    ones): named by the store that read it, as a damaged file found on open is."""
+    from skills_store.catalog import Catalog
+    from skills_store.trajectories.store import SQLiteTrajectoryStore
+
+    tb, store = exc.__traceback__, None
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if isinstance(owner, Catalog | SQLiteTrajectoryStore):
+            store = owner
+        tb = tb.tb_next
+    if isinstance(store, Catalog):
+        return (
+            f"the skill catalog {store.path} is unreadable or corrupt ({exc}); move it away and run "
+            "`skillbank skills reindex` to rebuild it from the Chroma store"
+        )
+    if isinstance(store, SQLiteTrajectoryStore):
+        return (
+            f"the trajectory store {store.path} is corrupt ({exc}); move it away (a new one is started; "
+            f"`sqlite3 {store.path.name} .recover` may get back what it held)"
+        )
+    return f"a database of skillbank's data dir is corrupt ({exc})"
 
 
 def cap_torch_threads() -> int:
