@@ -214,13 +214,19 @@ def no_bank(home: Path) -> str:
     )
 
 
+def _catalog_lost(settings: Settings) -> bool:
+    """An embedded bank whose catalog is gone (deleted, not restored from a backup): its record is still there."""
+    home = settings.home
+    return settings.chroma_url is None and not (home / "catalog.db").is_file() and (home / "chroma").is_dir()
+
+
 def bank_exists(settings: Settings, *, say: bool = True) -> bool:
     """Whether a bank was ever created here (or a Chroma server holds it); if not, say so on stderr (unless not
     `say`: the caller's error says it).
 
     Read-only commands never create a bank: on a fresh home they say this and exit 0 with nothing on stdout.
     """
-    if settings.chroma_url is None and not (settings.home / "catalog.db").is_file():
+    if settings.chroma_url is None and not (settings.home / "catalog.db").is_file() and not _catalog_lost(settings):
         if say:
             typer.echo(f"skillbank: {no_bank(settings.home)}", err=True)
         return False
@@ -233,6 +239,11 @@ def open_catalog(settings: Settings, *, say: bool = True) -> Catalog | None:
     from skills_store.catalog import Catalog
 
     path = settings.home / "catalog.db"
+    if _catalog_lost(settings):
+        fail(
+            f"the skill catalog {path} is missing while {settings.home / 'chroma'} holds the skills: run "
+            "`skillbank skills reindex` to rebuild it (`skillbank serve` and `skillbank skills search` do it too)"
+        )
     if not path.is_file():
         if say:
             typer.echo(f"skillbank: {no_bank(settings.home)}", err=True)
