@@ -234,6 +234,7 @@ class SkillBank:
             vectors = None if same else self.embedder.embed([survivor.document()])
             self.record.write([survivor], vectors, remove=[gone])
             self._dirty.discard(gone)
+            self.catalog.note_merged(gone, survivor.skill_id)
 
     def rename_repos(self, renames: dict[str, str]) -> int:
         """Give skills whose `repo` is a key of `renames` the new value (a repo identity stored in an older form,
@@ -285,7 +286,7 @@ class SkillBank:
         Read, changed and written under the writers' lock, so concurrent outcomes are all counted.
         """
         with self._writers.exclusive():
-            skills = self.catalog.get(list(dict.fromkeys(skill_ids)))
+            skills = self.catalog.get(self._surviving(skill_ids))
             for skill in skills:
                 if success:
                     skill.successes += 1
@@ -295,6 +296,20 @@ class SkillBank:
             if skills:
                 self.update(skills)
         return skills
+
+    def _surviving(self, skill_ids: Sequence[str]) -> list[str]:
+        """These ids, each one merged away since (a session shown it before a `skills dedupe`) replaced by the skill
+        it was merged into; once each."""
+        ids = list(dict.fromkeys(skill_ids))
+        gone = set(ids) - {s.skill_id for s in self.catalog.get(ids)}
+        if gone:
+            merged = self.catalog.merged_into()
+            for i, skill_id in enumerate(ids):
+                hops = 0
+                while ids[i] in gone and skill_id in merged and hops < 20:  # a chain of merges, never a loop
+                    skill_id, hops = merged[skill_id], hops + 1
+                ids[i] = skill_id
+        return list(dict.fromkeys(ids))
 
     # -- reads --------------------------------------------------------------------------------------------
     def count(self) -> int:

@@ -13,6 +13,7 @@ This module imports no heavy library (numpy arrays are only handed in).
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import threading
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "2"
 BUSY_TIMEOUT_S = 30.0
+#: How many merged-away ids `note_merged` remembers (a session open across a dedupe names one of the last few).
+MERGED_KEPT = 10_000
 """How long a write waits for another process's write before it fails as busy."""
 
 _SCHEMA = """
@@ -169,6 +172,20 @@ class Catalog:
     def set_meta(self, key: str, value: str) -> None:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def merged_into(self) -> dict[str, str]:
+        """Skill ids merged away (by `skills dedupe`) -> the id each was merged into, the newest MERGED_KEPT."""
+        return dict(json.loads(self.get_meta("merged") or "{}"))
+
+    def note_merged(self, gone: str, into: str) -> None:
+        """`gone` was merged into `into`: an outcome a session records for `gone` later counts for `into`."""
+        with self._lock:
+            merged = self.merged_into()
+            merged.pop(gone, None)
+            merged[gone] = into
+            while len(merged) > MERGED_KEPT:
+                del merged[next(iter(merged))]
+            self.set_meta("merged", json.dumps(merged))
 
     # -- writes -------------------------------------------------------------------------------------------
     def _bump_generation(self) -> None:

@@ -286,6 +286,7 @@ def _merge_stored(
                 fh.write(dump_skills([drop]))
         if drop.sources and set(drop.sources) <= set(keep.sources):
             bank.delete([drop.skill_id])
+            bank.catalog.note_merged(drop.skill_id, keep.skill_id)
             return
         merged = combine(keep, drop, config=config, merger=(lambda _a, _b: texts[0]) if texts else None)
         if not set(drop.sources) <= set(merged.sources):

@@ -161,3 +161,23 @@ def test_dedupe_keeps_the_active_copy_and_its_id_over_a_better_supported_candida
     [survivor] = hash_bank.list_skills()
     assert (survivor.skill_id, survivor.status, survivor.strategy) == ("k-act", "active", STRATEGY)
     assert set(survivor.sources) == {"t1", "t2", "t3", "t4"}
+
+
+def test_an_outcome_for_a_skill_merged_away_since_it_was_shown_counts_for_the_skill_it_went_into(
+    hash_bank, skill_factory, tmp_path: Path
+) -> None:
+    """A session shown `a`, a `skills dedupe --apply` while it runs, then the session's success naming `a`: the
+    outcome was dropped (no skill `a` any more); it counts for the survivor, and once where both were named."""
+    hash_bank.upsert([
+        skill_factory("a", "KeyError", "KeyError: '<name>'", STRATEGY, sources=["t1"]),
+        skill_factory("b", "KeyError", "KeyError: '<name>'", STRATEGY, sources=["t2"]),
+        skill_factory("c", "KeyError", "KeyError: '<name>' in settings", STRATEGY, sources=["t3"]),
+    ])  # fmt: skip
+    report = dedupe_bank(hash_bank, archive=tmp_path / "a.jsonl")
+    [(gone, survivor)] = [(d, k) for d, k in report.merged if {d, k} <= {"a", "b"}]
+    before = hash_bank.get(survivor).successes
+    [credited] = hash_bank.record_outcome([gone], success=True)
+    assert (credited.skill_id, credited.successes) == (survivor, before + 1)
+    [once] = hash_bank.record_outcome([gone, survivor], success=True)
+    assert once.successes == before + 2
+    assert hash_bank.record_outcome(["never-was"], success=True) == []
