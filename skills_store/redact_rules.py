@@ -229,8 +229,10 @@ CONTEXT_RULES: tuple[Rule, ...] = (
     ),
     _rule(
         "assignment-secret",
-        # The value runs to the end of its line, a `#`/`;` comment or the quote closing the string the line is in
-        # (a tool's output in JSON): `password = x if y else z` is code.
+        # The name starts its line or a tab-separated field (a diff's `+`/`-` and indentation aside: also what makes
+        # the rule cheap); the value runs to the end of the line, a `#`/`;` comment or the quote closing the string
+        # the line is in (a tool's output in JSON): `password = x if y else z` is code.
+        r"(?:^[+\-]?|(?<=\t))[ \t]*[A-Za-z0-9_.\-]{0,64}?"
         rf"(?P<name>(?i:{SECRET_WORD})[A-Za-z0-9_.\-]{{0,64}})[ \t]+=[ \t]+(?P<s>{_BARE})"
         r"(?=[ \t]*(?:[#;].*)?$|[\"'])",
         *NAME_NEEDLES,
