@@ -211,7 +211,13 @@ def _timeout_note(run: ExecResult, counts: dict[str, int], command_mode: bool, r
     where = _INTERRUPTED_AT_RE.findall(run.stdout) or _INTERRUPTED_AT_RE.findall(run.stderr)
     if where:
         place = _relative(where[-1], root)
-        head += f"; it was stopped at {place} (a test there hangs or is too slow for timeout_s)"
+        if os.path.isabs(place) or "site-packages/" in place:
+            head += (
+                f"; it was stopped at {place}, in no test file (pytest-xdist's controller waiting for its workers, "
+                "or library code a test called): the test that hangs or is too slow is among those not listed"
+            )
+        else:
+            head += f"; it was stopped at {place} (a test there hangs or is too slow for timeout_s)"
     if command_mode:
         return head
     done = counts.get("total", 0)

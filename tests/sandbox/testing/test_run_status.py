@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sandbox.exec.base import ExecResult
@@ -126,3 +128,31 @@ def test_output_tail_keeps_the_end_of_stdout_and_of_stderr_within_the_cap() -> N
 def test_totals_line_counts_a_run_that_named_no_tests() -> None:
     counts = count_outcomes(ParsedReport(), {"passed": 10, "failed": 2, "deselected": 3})
     assert (counts["total"], counts["passed"], counts["failed"]) == (12, 10, 2)
+
+
+@pytest.mark.parametrize(
+    ("stopped_at", "says"),
+    [
+        ("/ws/tests/test_io.py:12", "stopped at tests/test_io.py:12 (a test there hangs or is too slow"),
+        (
+            "/usr/lib/python3.11/threading.py:331",
+            "stopped at /usr/lib/python3.11/threading.py:331, in no test file (pytest-xdist's controller",
+        ),
+        (
+            "/ws/.venv/lib/python3.11/site-packages/urllib3/connection.py:70",
+            "in no test file (pytest-xdist's controller waiting for its workers, or library code a test called): the "
+            "test that hangs or is too slow is among those not listed",
+        ),
+    ],
+)
+def test_a_timed_out_run_names_where_it_stopped_and_a_place_in_no_test_file_is_not_called_a_test(
+    stopped_at: str, says: str
+) -> None:
+    """With pytest-xdist in addopts the interrupt lands in its controller: the note sent the agent to threading.py."""
+    timed_out = run(None, timed_out=True, stdout=f"!!! KeyboardInterrupt !!!\n{stopped_at}: KeyboardInterrupt\n")
+    status, [note] = decide_status(
+        timed_out, report("passed"), count_outcomes(report("passed")), junit_found=True, command_mode=False,
+        root=Path("/ws"),
+    )  # fmt: skip
+    assert status == "timeout"
+    assert says in note
