@@ -110,6 +110,12 @@ def _edit(target: Target, old: str | None, path: Path, force: bool) -> Edit:
         raise conflict(path, "install")
     what = "replaced the skillbank server" if existing is not None else "added [mcp_servers.skillbank]"
     pre_install = not is_skillbank(existing)
+    if old and not old.endswith("\n") and not isinstance(servers, InlineTable):
+        # What follows the last line is a table of its own: that line gets the file's line ending first (tomlkit
+        # would end it with "\n" in a CRLF file).
+        old += "\r\n" if "\r\n" in old else "\n"
+        doc = parse_toml(old, path)
+        servers = _servers(doc, path)
     if isinstance(servers, InlineTable):
         servers[NAME] = _inline(wanted)
         inline = what.replace("[mcp_servers.skillbank]", "skillbank to the inline mcp_servers")

@@ -81,6 +81,26 @@ def test_a_config_with_a_utf8_bom_is_read_keeps_its_bom_and_gets_its_bytes_back(
     assert digest(config) == before
 
 
+@pytest.mark.parametrize("original", [b'model = "o3"\r\n\r\n[mcp_servers.other]\r\ncommand = "x"', b'model = "o3"'])
+def test_a_codex_config_without_a_final_newline_keeps_its_line_endings(
+    home: Path, project: Path, original: bytes
+) -> None:
+    """A CRLF config.toml with no final newline got a stray `\n\r\n` between its last line and skillbank's table."""
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_bytes(original)
+    code, out = run("install", "codex", "--scope", "user")
+    assert code == 0, out
+    data = config.read_bytes()
+    crlf = b"\r\n" in original
+    assert (data.count(b"\r\n") == data.count(b"\n")) if crlf else (b"\r" not in data)
+    assert data.startswith(original + (b"\r\n\r\n[mcp_servers.skillbank]" if crlf else b"\n\n[mcp_servers.skillbank]"))
+    assert sorted(tomllib.loads(data.decode())["mcp_servers"]) == (["other", "skillbank"] if crlf else ["skillbank"])
+    code, out = run("uninstall", "codex", "--scope", "user")
+    assert code == 0, out
+    assert config.read_bytes() == original
+
+
 def test_a_read_only_config_is_refused_and_left_as_it_is(home: Path, project: Path) -> None:
     config = home / ".claude.json"
     config.write_text('{"mcpServers": {}}\n')
