@@ -24,6 +24,7 @@ from sandbox.testing.arguments import check_backend, check_command, check_tests,
 from sandbox.testing.config import RunnerConfig
 from sandbox.testing.failure_lines import search_line
 from sandbox.testing.models import Reward, TestCase, TestRunResult
+from sandbox.testing.parent_config import parent_config_files
 from sandbox.testing.results import (
     PYTEST_COMMAND_ARGS,
     PYTEST_REPORT_ARGS,
@@ -69,7 +70,7 @@ def run_tests(
         image=config.docker_image,
         local=config.local,
         docker=config.docker,
-        ro_paths=interpreter.roots if interpreter else (),
+        ro_paths=[*(interpreter.roots if interpreter else ()), *parent_config_files(ws)],
         hidden=config.hidden_paths,
     )
     try:
