@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -22,10 +23,14 @@ from pydantic import BaseModel
 
 from sandbox.errors import InterpreterNotFound
 from sandbox.exec.base import minimal_roots, path_is_under
+from sandbox.exec.site_paths import is_sensitive, pth_entries
 
 #: What the caller can do when no interpreter is found, without the operator.
 WORKAROUND = "pass `command` to run_tests (e.g. 'pytest -q'), or create a `.venv` in the workspace"
-_QUERY = "import json, sys; print(json.dumps([sys.executable, sys.prefix, sys.base_prefix]))"
+_QUERY = (
+    "import json, site, sys; "
+    "print(json.dumps([sys.executable, sys.prefix, sys.base_prefix, getattr(site, 'getsitepackages', list)()]))"
+)
 
 
 class Interpreter(BaseModel):
@@ -36,16 +41,23 @@ class Interpreter(BaseModel):
     roots: list[Path]
     """Host directories it needs, to be shown read-only inside a sandbox (the venv and its base install)."""
     source: Literal["workspace", "configured", "path"]
+    pth_dropped: list[tuple[Path, Path]] = []
+    """(`.pth` file inside the workspace, the dir it adds outside the workspace and the Python installs): not shown."""
+    pth_refused: list[tuple[Path, Path]] = []
+    """(`.pth` file, a dir it adds that is never shown: see `sandbox.exec.site_paths.is_sensitive`)."""
 
 
-def find_interpreter(workspace: Path, test_python: str | None = None, host_path: str | None = None) -> Interpreter:
-    """The interpreter for the default test command of `workspace` (see the module docstring).
+def find_interpreter(
+    workspace: Path, test_python: str | None = None, host_path: str | None = None, hidden: Sequence[Path] = ()
+) -> Interpreter:
+    """The interpreter for the default test command of `workspace` (see the module docstring). Its `roots` include
+    the dirs its `.pth` files add (`sandbox.exec.site_paths`), never one of the `hidden` paths (the data dir).
 
     Raises `InterpreterNotFound`, saying how to fix it, when none exists.
     """
     venv_python = workspace / ".venv" / "bin" / "python"
     if venv_python.exists():
-        return Interpreter(path=venv_python, roots=_venv_roots(workspace / ".venv", venv_python), source="workspace")
+        return _venv_interpreter(workspace / ".venv", venv_python, hidden)
     if test_python:
         found = shutil.which(test_python, path=host_path) if os.sep not in test_python else test_python
         if not found or not Path(found).exists():
@@ -54,11 +66,11 @@ def find_interpreter(workspace: Path, test_python: str | None = None, host_path:
                 "`.venv` in the workspace, or pass `command` to run_tests",
                 workaround=WORKAROUND,
             )
-        return _operator_interpreter(str(Path(found).absolute()), "configured")
+        return _operator_interpreter(str(Path(found).absolute()), "configured", workspace, hidden)
     for name in ("python", "python3"):
         found = shutil.which(name, path=host_path)
         if found:
-            return _operator_interpreter(found, "path")
+            return _operator_interpreter(found, "path", workspace, hidden)
     raise InterpreterNotFound(
         "no Python found for the tests: create a `.venv` in the workspace, set SKILLBANK_TEST_PYTHON, "
         "or pass `command` to run_tests",
@@ -66,14 +78,14 @@ def find_interpreter(workspace: Path, test_python: str | None = None, host_path:
     )
 
 
-def _venv_roots(venv: Path, python: Path) -> list[Path]:
+def _venv_interpreter(venv: Path, python: Path, hidden: Sequence[Path]) -> Interpreter:
     """Host dirs a workspace venv needs: itself, its base install, and what its `.pth` files add.
 
     Everything here is read from files the workspace controls, so nothing is trusted that does not look like a
     Python install: a base dir must be a CPython prefix (`bin/python3.X` beside `lib/python3.X/os.py`), never
     `/`, HOME or above it, and one inside HOME is shown only as its own `bin` and `lib` (a `home = ~/.local/bin`
     must not bring back `~/.local/share`). A `.pth` entry is only followed inside the workspace, the venv, those
-    dirs or this server's own Python.
+    dirs or this server's own Python; the others are listed in `pth_dropped`, for the run's warnings.
     """
     workspace = venv.parent
     linked = _linked_venv(venv)
@@ -90,8 +102,17 @@ def _venv_roots(venv: Path, python: Path) -> list[Path]:
         prefixes.append(real.parent.parent)
     shown = [d for p in prefixes if _is_python_prefix(p) for d in _prefix_dirs(p.resolve())]
     allowed = [workspace, venv, *linked, *shown, Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
-    extra = [d for d in _pth_dirs(venv) if path_is_under(d.resolve(), allowed) and not _forbidden(d.resolve())]
-    return minimal_roots([venv, *linked, *shown, *extra])
+    own = [venv, *linked, *shown]
+    extra, dropped, refused = [], [], []
+    for pth, entry in [e for site in sorted(venv.glob("lib/python3*/site-packages")) for e in pth_entries(site)]:
+        if is_sensitive(entry, [*own, workspace.resolve()], hidden):
+            refused.append((pth, entry))
+        elif path_is_under(entry, [a.resolve() for a in allowed]):
+            extra.append(entry)
+        else:
+            dropped.append((pth, entry))
+    roots = minimal_roots([venv, *linked, *shown, *extra])
+    return Interpreter(path=python, roots=roots, source="workspace", pth_dropped=dropped, pth_refused=refused)
 
 
 def _linked_venv(venv: Path) -> list[Path]:
@@ -129,44 +150,37 @@ def _prefix_dirs(prefix: Path) -> list[Path]:
     return [prefix / name for name in ("bin", "lib", "lib64") if (prefix / name).is_dir()]
 
 
-def _pth_dirs(venv: Path) -> list[Path]:
-    """Directories that the venv's `.pth` files add to `sys.path` (editable installs, shared site-packages).
-
-    The files are read as data; their `import` lines (code) are skipped, never run.
-    """
-    dirs: list[Path] = []
-    for pth in sorted(venv.glob("lib/python3*/site-packages/*.pth")):
-        if not pth.is_file():
-            continue  # a FIFO the tests left there would block this read, on the host, before the run
-        try:
-            lines = pth.read_text(errors="replace").splitlines()
-        except OSError:
-            continue
-        for line in lines:
-            entry = line.strip()
-            if not entry or entry.startswith(("#", "import ", "import\t")):
-                continue
-            path = Path(entry)
-            if path.is_absolute() and path.is_dir():
-                dirs.append(path)
-    return dirs
-
-
-def _operator_interpreter(python: str, source: Literal["configured", "path"]) -> Interpreter:
-    executable, prefix, base_prefix = _query(python)
+def _operator_interpreter(
+    python: str, source: Literal["configured", "path"], workspace: Path, hidden: Sequence[Path]
+) -> Interpreter:
+    """The operator's interpreter: its prefixes, and the dirs its `.pth` files add (an editable install of a sibling
+    project). A `.pth` file inside the workspace (an interpreter there) counts as the workspace's own: its entries
+    are shown only inside the workspace and the interpreter's dirs."""
+    executable, prefix, base_prefix, sites = _query(python)
     path = Path(executable)
-    roots = [Path(prefix), Path(base_prefix), path.resolve().parent.parent]
-    return Interpreter(path=path, roots=minimal_roots([r for r in roots if r != Path("/")]), source=source)
+    dirs = [r for r in (Path(prefix), Path(base_prefix), path.resolve().parent.parent) if r != Path("/")]
+    own = [r.resolve() for r in dirs]
+    ws = workspace.resolve()
+    extra, dropped, refused = [], [], []
+    for pth, entry in [e for site in sites for e in pth_entries(Path(site))]:
+        if is_sensitive(entry, [*own, ws], hidden):
+            refused.append((pth, entry))
+        elif not path_is_under(pth.resolve(), [ws, workspace]) or path_is_under(entry, [ws, *own]):
+            extra.append(entry)
+        else:
+            dropped.append((pth, entry))
+    roots = minimal_roots([*dirs, *extra])
+    return Interpreter(path=path, roots=roots, source=source, pth_dropped=dropped, pth_refused=refused)
 
 
 @lru_cache(maxsize=16)
-def _query(python: str) -> tuple[str, str, str]:
+def _query(python: str) -> tuple[str, str, str, tuple[str, ...]]:
     proc: subprocess.CompletedProcess[str] | None = None
     try:
         proc = subprocess.run(
             [python, "-I", "-c", _QUERY], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
         )
-        executable, prefix, base_prefix = json.loads(proc.stdout.strip().splitlines()[-1])
+        executable, prefix, base_prefix, sites = json.loads(proc.stdout.strip().splitlines()[-1])
     except (OSError, subprocess.SubprocessError, ValueError, TypeError, IndexError) as exc:
         why = str(exc)
         if proc is not None:  # it ran, and did not answer: what it said says what is wrong (a pyenv shim's line)
@@ -177,4 +191,4 @@ def _query(python: str) -> tuple[str, str, str]:
             "workspace, or pass `command` to run_tests",
             workaround=WORKAROUND,
         ) from exc
-    return str(executable or python), str(prefix), str(base_prefix)
+    return str(executable or python), str(prefix), str(base_prefix), tuple(str(site) for site in sites)

@@ -43,7 +43,7 @@ from sandbox.exec.base import (
 )
 from sandbox.exec.cgroup import PidsCgroup
 from sandbox.exec.pump import pump_process
-from sandbox.exec.shim import make_undumpable, read_report, shim_args
+from sandbox.exec.shim import make_undumpable, read_report, settle_args, shim_args
 from sandbox.exec.unix_sockets import SYSTEM_DIRS, socket_view
 from sandbox.exec.view import (
     MAX_SOCKET_MASKS,
@@ -169,7 +169,7 @@ class LocalSandbox:
         try:
             with guard or contextlib.nullcontext([]) as git:
                 argv = (
-                    [*self._bwrap_args(cwd, scratch, git, run_env.get("PATH", "")), *command]
+                    [*self._bwrap_args(cwd, scratch, git, run_env.get("PATH", "")), *settle_args(list(command))]
                     if self._bwrap
                     else list(command)
                 )

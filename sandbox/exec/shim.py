@@ -163,6 +163,34 @@ finish(128 - code if code < 0 else code, kill_tree(GRACE_S))
 """
 
 
+#: Run inside bubblewrap around the command (`settle_args`): when the command has ended, give the processes left in
+#: the sandbox's pid namespace up to ~50 ms (25 polls) to exit by themselves before bubblewrap tears it down.
+SETTLE = r"""trap : INT
+"$@"
+code=$?
+polls=0
+while [ "$polls" -lt 25 ]; do
+    set -- /proc/[0-9]*
+    [ "$#" -le 2 ] && break
+    sleep 0.002
+    polls=$((polls + 1))
+done
+exit "$code"
+"""
+
+
+def settle_args(argv: list[str]) -> list[str]:
+    """`argv` run by `SETTLE` (under bubblewrap's pid namespace, whose `/proc` lists only the sandbox's processes).
+
+    bubblewrap's outer process exits as soon as the command does, and its pid-namespace init dies with it
+    (`--die-with-parent`), killing whatever is still in the namespace: a multiprocessing forkserver or resource
+    tracker a few ms from exiting at EOF is then killed and counted with a real daemon. Here those get a moment to
+    go first (only bubblewrap's init and this shell are left); what still runs after it is the watcher's to count.
+    The trap keeps the shell through the timeout's SIGINT (the tests get it too) without the tests inheriting it.
+    """
+    return ["/bin/sh", "-c", SETTLE, "sh", *argv]
+
+
 class ShimReport(BaseModel):
     """What the shim said when it ended."""
 

@@ -19,10 +19,12 @@ from sandbox.errors import InterpreterNotFound, RunCancelled
 from sandbox.exec.backends import open_sandbox
 from sandbox.exec.base import Cancel, ExecResult
 from sandbox.exec.interpreter import Interpreter, find_interpreter
+from sandbox.exec.site_paths import pth_warnings
 from sandbox.testing.arguments import check_backend, check_command, check_tests, check_timeout, check_workspace
 from sandbox.testing.config import RunnerConfig
 from sandbox.testing.failure_lines import search_line
 from sandbox.testing.models import Reward, TestCase, TestRunResult
+from sandbox.testing.parent_config import parent_config_files
 from sandbox.testing.results import (
     PYTEST_COMMAND_ARGS,
     PYTEST_REPORT_ARGS,
@@ -68,7 +70,7 @@ def run_tests(
         image=config.docker_image,
         local=config.local,
         docker=config.docker,
-        ro_paths=interpreter.roots if interpreter else (),
+        ro_paths=[*(interpreter.roots if interpreter else ()), *parent_config_files(ws)],
         hidden=config.hidden_paths,
     )
     try:
@@ -82,8 +84,10 @@ def run_tests(
             if run.cancelled:
                 raise RunCancelled(f"the run was cancelled after {run.duration_s:g} s")
             junit = parse_junit(junit_path, config.message_chars, root=ws)
-        warnings = sandbox.warnings
         name = sandbox.name
+        warnings = sandbox.warnings
+        if interpreter is not None:
+            warnings += pth_warnings(interpreter.pth_dropped, interpreter.pth_refused, name)
     finally:
         sandbox.close()
     report = merge_reports(junit, parse_summary(run.stdout, config.message_chars))
@@ -119,7 +123,7 @@ def failure_queries(result: TestRunResult, limit: int = 5) -> list[str]:
 
 def _interpreter(ws: Path, config: RunnerConfig, *, required: bool) -> Interpreter | None:
     try:
-        return find_interpreter(ws, config.test_python)
+        return find_interpreter(ws, config.test_python, hidden=config.hidden_paths)
     except InterpreterNotFound:
         if required:
             raise

@@ -104,6 +104,23 @@ def test_a_forkserver_that_exits_by_itself_when_the_tests_end_is_not_reported(ws
     assert [(r.exit_code, r.killed_leftovers) for r in results] == [(0, False)] * 3, results[0].stderr
 
 
+#: Pools whose helpers (a forkserver, the resource tracker) exit by themselves a few ms after the command.
+POOLS = {
+    "forkserver-executor": "import concurrent.futures as cf, multiprocessing as mp\n"
+    "with cf.ProcessPoolExecutor(2, mp_context=mp.get_context('forkserver')) as ex:\n    list(ex.map(abs, [1]))\n",
+    "spawn-pool": "import multiprocessing as mp\n"
+    "with mp.get_context('spawn').Pool(1) as pool:\n    pool.map(abs, [1])\n",
+}
+
+
+@pytest.mark.skipif(not BWRAP_OK, reason="bubblewrap is not installed or cannot make namespaces")
+@pytest.mark.parametrize("pool", sorted(POOLS))
+def test_pool_helpers_that_exit_by_themselves_inside_bubblewrap_are_not_reported(ws: Path, pool: str) -> None:
+    box = LocalSandbox(ws, LocalConfig(), ro_paths=[Path(sys.prefix), Path(sys.base_prefix)])
+    results = [box.run([sys.executable, "-c", POOLS[pool]], cwd=ws, timeout=60) for _ in range(3)]
+    assert [(r.exit_code, r.killed_leftovers) for r in results] == [(0, False)] * 3, results[0].stderr
+
+
 @pytest.mark.skipif(not BWRAP_OK, reason="bubblewrap is not installed or cannot make namespaces")
 def test_a_daemon_left_inside_bubblewrap_is_still_reported_and_killed(ws: Path, live_processes) -> None:
     marker = f"marker-{uuid.uuid4().hex}"
