@@ -266,13 +266,17 @@ def _indent_shift(body: list[HunkLine], file_lines: list[str], start: int) -> tu
     Not when the only evidence is context lines one space short of the file: that is the context's ` ` prefix lost
     (a model writes `    x` for ` ` + `    x`) while its `+` lines kept theirs, which must then stay as written.
     A file indented with tabs that the patch indents with a consistent number of spaces per tab (a Makefile's
-    recipe, Go) gets `("\t", spaces)`: the added lines' leading spaces become tabs."""
+    recipe, Go) gets `("\t", spaces)`: the added lines' leading spaces become tabs, unless a context line indented
+    with spaces matched the file's line indented just so (a tab-indented comment among space-indented code is one odd
+    line, not the block's indentation: the context disagrees, and the added lines stay as written)."""
     shifts: set[tuple[str, str]] = set()
     tab_widths: set[int] = set()
+    spaced = False  # a context line indented with spaces matched a line indented with the same spaces
     matched = context_pairs(body, file_lines, start)
     removed = any(line.op == "-" for line, _ in matched)
     for line, actual in matched:
         want, have = _leading(line.text), _leading(actual)
+        spaced = spaced or (want == have and " " in want)
         if have.endswith(want):
             shifts.add(("", have[: len(have) - len(want)]))
         elif want.endswith(have):
@@ -282,7 +286,7 @@ def _indent_shift(body: list[HunkLine], file_lines: list[str], start: int) -> tu
         else:
             return None
     if tab_widths:
-        if len(tab_widths) != 1 or shifts - {("", "")}:
+        if len(tab_widths) != 1 or shifts - {("", "")} or spaced:
             return None
         return ("\t", " " * tab_widths.pop())  # both sides set: each run of that many leading spaces becomes a tab
     if len(shifts) != 1:
