@@ -124,7 +124,7 @@ def _room_after(hay: Haystack, hunks: list[Hunk], lo: int, budget: list[int]) ->
         if budget[0] <= 0:
             return None
         budget[0] -= 1
-        located = locate(hay, hunk, None, lo)
+        located = locate(hay, hunk, None, lo, first=True)
         if isinstance(located, Match):
             lo = located.start + located.length
         elif isinstance(located, Ambiguity) and located.placed is not None:
