@@ -20,8 +20,11 @@ class Haystack:
             self._views[level] = [norm(line) for line in self.lines]
         return self._views[level]
 
-    def find_all(self, needle: list[str], level: MatchLevel, norm: Callable[[str], str] | None, lo: int) -> list[int]:
-        """Every start index >= lo where the needle's lines equal the file's lines under this comparator."""
+    def find_all(
+        self, needle: list[str], level: MatchLevel, norm: Callable[[str], str] | None, lo: int, limit: int = 0
+    ) -> list[int]:
+        """Every start index >= lo where the needle's lines equal the file's lines under this comparator; only the
+        first `limit` of them when `limit` is set."""
         view = self.view(level, norm)
         want = needle if norm is None else [norm(line) for line in needle]
         size, last = len(want), len(view) - len(want)
@@ -33,6 +36,8 @@ class Haystack:
                 break
             if view[pos : pos + size] == want:
                 found.append(pos)
+                if limit and len(found) == limit:
+                    break
             pos += 1
         return found
 

@@ -124,7 +124,7 @@ def _room_after(hay: Haystack, hunks: list[Hunk], lo: int, budget: list[int]) ->
         if budget[0] <= 0:
             return None
         budget[0] -= 1
-        located = locate(hay, hunk, None, lo)
+        located = locate(hay, hunk, None, lo, first=True)
         if isinstance(located, Match):
             lo = located.start + located.length
         elif isinstance(located, Ambiguity) and located.placed is not None:
@@ -211,10 +211,11 @@ def _remap(hunk: Hunk, match: Match, lines: list[str]) -> Remap | IndentMismatch
     if match.comparator not in _REINDENT_COMPARATORS:
         return None
     body = hunk.lines[match.trim_front : len(hunk.lines) - match.trim_back]
-    shift = _indent_shift(body, lines, match.start)
+    matched = context_pairs(hunk.lines, match.trim_front, match.trim_back, lines, match.start)
+    shift = _indent_shift(matched)
     if shift is not None and shift[0] and shift[1]:  # tabs for spaces
         return partial(_reindent, shift=shift)
-    levels = level_map(body, lines, match.start)
+    levels = level_map(matched, body, lines, match.start)
     if levels is not None:
         return levels
     return None if shift is None else partial(_reindent, shift=shift)
@@ -260,19 +261,23 @@ def _leading(text: str) -> str:
     return text[: len(text) - len(text.lstrip(" \t"))]
 
 
-def _indent_shift(body: list[HunkLine], file_lines: list[str], start: int) -> tuple[str, str] | None:
-    """(prefix to remove, prefix to add) that turns the patch's indentation into the file's, if it is consistent.
+def _indent_shift(matched: list[tuple[HunkLine, str]]) -> tuple[str, str] | None:
+    """(prefix to remove, prefix to add) that turns the patch's indentation into the file's, if the context lines
+    that start statements (`matched`, from `context_pairs`) show a consistent one.
 
     Not when the only evidence is context lines one space short of the file: that is the context's ` ` prefix lost
     (a model writes `    x` for ` ` + `    x`) while its `+` lines kept theirs, which must then stay as written.
     A file indented with tabs that the patch indents with a consistent number of spaces per tab (a Makefile's
-    recipe, Go) gets `("\t", spaces)`: the added lines' leading spaces become tabs."""
+    recipe, Go) gets `("\t", spaces)`: the added lines' leading spaces become tabs, unless a context line indented
+    with spaces matched the file's line indented just so (a tab-indented comment among space-indented code is one odd
+    line, not the block's indentation: the context disagrees, and the added lines stay as written)."""
     shifts: set[tuple[str, str]] = set()
     tab_widths: set[int] = set()
-    matched = context_pairs(body, file_lines, start)
+    spaced = False  # a context line indented with spaces matched a line indented with the same spaces
     removed = any(line.op == "-" for line, _ in matched)
     for line, actual in matched:
         want, have = _leading(line.text), _leading(actual)
+        spaced = spaced or (want == have and " " in want)
         if have.endswith(want):
             shifts.add(("", have[: len(have) - len(want)]))
         elif want.endswith(have):
@@ -282,7 +287,7 @@ def _indent_shift(body: list[HunkLine], file_lines: list[str], start: int) -> tu
         else:
             return None
     if tab_widths:
-        if len(tab_widths) != 1 or shifts - {("", "")}:
+        if len(tab_widths) != 1 or shifts - {("", "")} or spaced:
             return None
         return ("\t", " " * tab_widths.pop())  # both sides set: each run of that many leading spaces becomes a tab
     if len(shifts) != 1:

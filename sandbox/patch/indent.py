@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from itertools import pairwise
 
+from sandbox.patch.continuation import continued, scan_start
 from sandbox.patch.ops import HunkLine
 
 _NEARBY = 100
@@ -42,28 +43,37 @@ def _width(text: str) -> int | None:
     return None if "\t" in lead else len(lead)
 
 
-def context_pairs(body: list[HunkLine], file_lines: list[str], start: int) -> list[tuple[HunkLine, str]]:
-    """The hunk's context and removed lines beside the file's lines they matched at `start`, blank ones left out:
-    the evidence of how the patch's indentation relates to the file's."""
+def context_pairs(
+    hunk_lines: list[HunkLine], front: int, back: int, file_lines: list[str], start: int
+) -> list[tuple[HunkLine, str]]:
+    """The hunk's context and removed lines (less the `front` and `back` ones fuzz left out) beside the file's lines
+    they matched at `start`: the evidence of how the patch's indentation relates to the file's. Blank lines are left
+    out, and so are lines that continue a statement on either side (`sandbox.patch.continuation`): their
+    indentation is alignment (under a bracket, after a `\\`, inside a string), and one of them aligned otherwise
+    must not move the statements the hunk adds."""
+    old = [line for line in hunk_lines if line.op != "+"]
+    body = old[front : len(old) - back]  # fuzz leaves out context lines only: old lines at both ends
+    ours = continued([line.text for line in old])[front:]
+    first = max(start - front, 0)
+    begin = scan_start(file_lines, first)
+    theirs = continued(file_lines[begin : start + len(body)])[start - begin :]
     pairs: list[tuple[HunkLine, str]] = []
-    ptr = start
-    for line in body:
-        if line.op == "+":
-            continue
-        actual = file_lines[ptr]
-        ptr += 1
-        if line.text.strip() and actual.strip():
+    for index, line in enumerate(body):
+        actual = file_lines[start + index]
+        if line.text.strip() and actual.strip() and not ours[index] and not theirs[index]:
             pairs.append((line, actual))
     return pairs
 
 
-def level_map(body: list[HunkLine], file_lines: list[str], start: int) -> Remap | IndentMismatch | None:
-    """How to re-indent the `+` lines when no single prefix turns the patch's indentation into the file's.
+def level_map(
+    matched: list[tuple[HunkLine, str]], body: list[HunkLine], file_lines: list[str], start: int
+) -> Remap | IndentMismatch | None:
+    """How to re-indent the `+` lines when no single prefix turns the patch's indentation into the file's;
+    `matched` is the evidence (`context_pairs`).
 
     None: leave them as written (tabs involved, no context, or the context does not tell a mapping).
     """
     pairs: dict[int, int] = {}
-    matched = context_pairs(body, file_lines, start)
     removed = any(line.op == "-" for line, _ in matched)
     for line, actual in matched:
         want, have = _width(line.text), _width(actual)

@@ -97,9 +97,13 @@ class EdgeMismatch:
 Located = Match | Ambiguity | AnchorMissing | ScopeMismatch | EdgeMismatch | None
 
 
-def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
-    """Find the hunk at or after index `lo`; `origin` is the expected index (stated line plus earlier drift)."""
-    found = _locate(hay, hunk, origin, lo)
+def locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int, *, first: bool = False) -> Located:
+    """Find the hunk at or after index `lo`; `origin` is the expected index (stated line plus earlier drift).
+
+    `first`: only the earliest place matters (the look-ahead of `sandbox.patch.hunks._only_room`, for a hunk without
+    line numbers), so an ambiguous result may list only the first places: a search stops after two matches instead
+    of collecting all of a long file's."""
+    found = _locate(hay, hunk, origin, lo, first)
     if isinstance(found, Match) and origin is not None and _as_if_resent(hunk, found, origin):
         done = already_applied(hay.lines, hunk.new_lines, origin)
         if done is not None:
@@ -123,7 +127,7 @@ def _as_if_resent(hunk: Hunk, found: Match, origin: int) -> bool:
     return [line.strip() for line in hunk.new_lines] != [line.strip() for line in hunk.old_lines]
 
 
-def _locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
+def _locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int, first: bool = False) -> Located:
     anchors: list[int] | None = None
     if hunk.anchors:
         anchors = anchor_positions(hay, hunk.anchors)
@@ -171,7 +175,9 @@ def _locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
                     continue  # it must end the file: no other place will do
                 level = _moved(level, chosen[0], expected)
                 return _match(hunk, chosen[0], len(needle), f, b, level, comparator)
-            found = hay.find_all(needle, comparator, norm, lo)
+            found = _search(hay, hunk, needle, comparator, norm, lo, anchors) if first and not (f or b) else None
+            if found is None:
+                found = hay.find_all(needle, comparator, norm, lo)
             if found and (f or b):
                 kept = [p for p in found if _scope_problem(hay.lines, old, f, b, p, norm, context) is None]
                 if not kept and mismatch is None:
@@ -206,6 +212,24 @@ def _locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int) -> Located:
     if pins is not None and pins[2]:
         return _edge_mismatch(hay, old, origin, lo) or mismatch
     return mismatch
+
+
+def _search(
+    hay: Haystack,
+    hunk: Hunk,
+    needle: list[str],
+    comparator: MatchLevel,
+    norm: Callable[[str], str] | None,
+    lo: int,
+    anchors: list[int] | None,
+) -> list[int]:
+    """The matches `_choose` needs to tell the earliest place (no line number, no fuzz): the first two after the
+    first anchor, and the end of the file's place for a hunk marked `*** End of File` (it wins there)."""
+    found = hay.find_all(needle, comparator, norm, max(lo, min(anchors)) if anchors else lo, limit=2)
+    end = len(hay.lines) - len(needle)
+    if hunk.at_eof and end >= lo and end not in found and hay.matches_at(needle, norm, end):
+        found.append(end)
+    return found
 
 
 def _moved(level: MatchLevel, start: int, expected: int | None) -> MatchLevel:

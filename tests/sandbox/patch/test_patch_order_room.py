@@ -4,6 +4,7 @@ ambiguous, naming the lines, and nothing is written."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,16 @@ def test_when_the_look_ahead_s_searches_run_out_the_chunk_stays_ambiguous(
     with pytest.raises(PatchError, match=r"hunk 1 of 2 .*match equally well at lines 1, 3"):
         apply_patch(tmp_path, _envelope("@@\n-x\n+X1\n@@\n-x\n+X2\n"))
     assert (tmp_path / "f.txt").read_text() == "x\ny\nx\n"
+
+
+def test_chunks_matching_every_line_of_a_long_file_are_refused_as_ambiguous_within_seconds(tmp_path: Path) -> None:
+    # a 200,000-line file of one repeated line: each look-ahead search found (and kept) every one of its matches
+    before = "    },\n" * 200_000
+    (tmp_path / "data.json").write_text(before)
+    chunks = "@@\n     },\n-    },\n+    }\n     },\n" * 20
+    patch = f"*** Begin Patch\n*** Update File: data.json\n{chunks}*** End Patch\n"
+    started = time.process_time()
+    with pytest.raises(PatchError, match=r"20 problem\(s\)[\s\S]*hunk 1 of 20 .*match equally well at lines 1, 2, 3"):
+        apply_patch(tmp_path, patch, check_syntax=False)
+    assert time.process_time() - started < 5  # ~1 s; 10 to 13 s of CPU before the look-ahead stopped early
+    assert (tmp_path / "data.json").read_text() == before
