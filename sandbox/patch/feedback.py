@@ -133,6 +133,15 @@ def _render_hunk(problem: Problem, result: HunkResult, total: int) -> str:
             f"How to fix: list the hunks of {problem.path} in the order of their lines in the file, and merge hunks "
             "that change the same or adjacent lines into one."
         )
+    done = _applied_at(lines, hunk)
+    if done is not None:  # the change is in the file already: the patch (or this hunk) was sent before
+        return (
+            f"{where}: its context and removed lines were not found, but its new side (context and added lines) is "
+            f"already in the file at line {done + 1}: this change looks made already (by a patch sent before, or an "
+            f"earlier section of this patch for the same file).\n{_expected(hunk)}\n"
+            f"How to fix: if {problem.path} already holds the change, leave this hunk out of the patch and send only "
+            "the hunks still to apply; otherwise re-read the file there and copy its lines exactly as they are now."
+        )
     expected_at = hunk.old_start
     start = closest_window(lines, hunk.old_lines, expected_at)
     closest = _closest_block(lines, hunk, start) if start is not None else "The file is empty."
@@ -151,6 +160,22 @@ def _exact_at(lines: list[str], want: list[str]) -> int | None:
         if line == first and lines[at : at + size] == want:
             return at
     return None
+
+
+def _applied_at(lines: list[str], hunk: Hunk) -> int | None:
+    """Where the hunk's new side stands in `lines`, line for line (the one nearest its stated line), when it adds a
+    line that is not blank: a hunk adding only blank lines, or only removing, would find its new side by chance."""
+    if not any(line.op == "+" and line.text.strip() for line in hunk.lines):
+        return None
+    want = hunk.new_lines
+    first, size, found = want[0], len(want), []
+    for at, line in enumerate(lines):
+        if line == first and lines[at : at + size] == want:
+            found.append(at)
+    if not found:
+        return None
+    stated = hunk.old_start
+    return min(found, key=lambda at: abs(at - stated)) if stated is not None else found[0]
 
 
 def _expected(hunk: Hunk) -> str:

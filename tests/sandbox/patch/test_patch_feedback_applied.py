@@ -1,0 +1,66 @@
+"""A refused hunk whose change is already in the file (the patch sent again after a timeout or a retry) is told
+so, with the line where its new side stands, instead of being shown as lines that differ in whitespace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandbox.errors import PatchError
+from sandbox.patch import apply_patch
+
+BEFORE = "import os\n\n\ndef add(a, b):\n    total = a+b\n    return total\n\n\ndef sub(a, b):\n    return a - b\n"
+PATCH = (
+    "--- a/calc.py\n+++ b/calc.py\n"
+    "@@ -4,3 +4,3 @@\n def add(a, b):\n-    total = a+b\n+    total = a + b\n     return total\n"
+    "@@ -9,2 +9,2 @@\n def sub(a, b):\n-    return a - b\n+    return b - a\n"
+)
+CODEX = (
+    "*** Begin Patch\n*** Update File: calc.py\n@@ def add(a, b):\n-    total = a+b\n+    total = a + b\n"
+    "*** End Patch\n"
+)
+
+
+def _refusal(root: Path, patch: str) -> str:
+    with pytest.raises(PatchError) as caught:
+        apply_patch(root, patch)
+    return str(caught.value)
+
+
+def test_a_unified_patch_sent_twice_is_refused_as_already_applied(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text(BEFORE)
+    apply_patch(tmp_path, PATCH)
+    after = (tmp_path / "calc.py").read_bytes()
+    text = _refusal(tmp_path, PATCH)
+    assert "hunk 1 of 2" in text
+    assert "hunk 2 of 2" in text
+    assert "already in the file at line 4" in text
+    assert "already in the file at line 9" in text
+    assert "leave this hunk out" in text
+    assert "Closest lines" not in text
+    assert (tmp_path / "calc.py").read_bytes() == after
+
+
+def test_only_the_hunk_that_is_in_the_file_is_called_applied(tmp_path: Path) -> None:
+    # The first change was made by an earlier patch; the second is still to do.
+    (tmp_path / "calc.py").write_text(BEFORE.replace("a+b", "a + b"))
+    text = _refusal(tmp_path, PATCH)
+    assert "hunk 1 of 2" in text
+    assert "already in the file at line 4" in text
+    assert "Hunks that would have applied: calc.py: hunk(s) 2 of 2." in text
+
+
+def test_a_codex_chunk_sent_twice_is_refused_as_already_applied(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text(BEFORE)
+    apply_patch(tmp_path, CODEX)
+    text = _refusal(tmp_path, CODEX)
+    assert "already in the file at line 5" in text
+
+
+def test_a_hunk_that_adds_nothing_but_blank_lines_is_not_called_applied(tmp_path: Path) -> None:
+    # Its new side (blank lines around a context line) stands in many files by chance: no claim is made.
+    (tmp_path / "f.txt").write_text("a\n\nb\nc\n")
+    text = _refusal(tmp_path, "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,3 @@\n-x\n+\n b\n")
+    assert "already" not in text
+    assert "Closest lines" in text
