@@ -12,7 +12,7 @@ from sandbox.patch.hunks import FileOutcome, HunkResult
 from sandbox.patch.indent import IndentMismatch
 from sandbox.patch.match import Ambiguity, EdgeMismatch, ScopeMismatch, fold
 from sandbox.patch.ops import FilePatch, Hunk
-from sandbox.patch.textfile import MAX_QUOTED_CHARS, clip, first_difference
+from sandbox.patch.textfile import MAX_QUOTED_CHARS, REPLACEMENT, clip, first_difference, has_odd_bytes
 
 MAX_SHOWN_LINES = 40
 MAX_DETAILED = 10
@@ -211,6 +211,14 @@ def _closest_block(lines: list[str], hunk: Hunk, start: int) -> str:
         f"Closest lines in the file, {first}-{last} ({same} of {len(window)} identical; "
         "'~' differs only in whitespace or punctuation, '!' differs):"
     )
+    odd = [str(start + offset + 1) for offset, actual in enumerate(window) if has_odd_bytes(actual)]
+    if odd:  # the model cannot write those bytes; U+FFFD is what it reads for them, and what matches them
+        which = f"line {odd[0]} holds" if len(odd) == 1 else f"lines {', '.join(odd)} hold"
+        rows.append(
+            f"Note: {which} bytes that are not UTF-8 (the file is in another encoding, such as Latin-1): write each "
+            f"such byte, or run of them, as U+FFFD '{REPLACEMENT}' in the hunk's context and removed lines; the file "
+            "keeps its own bytes on context lines."
+        )
     return head + "\n" + "\n".join(rows)
 
 

@@ -5,6 +5,7 @@ Bytes that are not valid UTF-8 are kept through `surrogateescape`, so any text f
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 BOM = "\ufeff"
@@ -23,6 +24,13 @@ for _chars, _to in (
     for _ch in _chars:
         _FOLD[ord(_ch)] = _to
 _FOLD[ord("\u2026")] = "..."
+#: A byte that is not UTF-8, kept by `surrogateescape` as U+DC80..U+DCFF, reads as U+FFFD to a model (a lossy
+#: decoder's replacement character), the only thing it can write for it.
+REPLACEMENT = "\ufffd"
+for _byte in range(0x80, 0x100):
+    _FOLD[0xDC00 + _byte] = REPLACEMENT
+_REPLACEMENT_RUN = re.compile(REPLACEMENT + "{2,}")
+_ODD_BYTE = re.compile("[\udc80-\udcff]")
 
 
 MAX_QUOTED_CHARS = 200
@@ -47,8 +55,15 @@ def first_difference(a: str, b: str) -> int:
 
 
 def fold(text: str) -> str:
-    """The line with surrounding whitespace removed and unicode dashes, quotes and odd spaces made ASCII."""
-    return text.translate(_FOLD).strip()
+    """The line with surrounding whitespace removed and unicode dashes, quotes and odd spaces made ASCII; bytes that
+    are not UTF-8 become U+FFFD, a run of them one (a lossy decoder shows a cut-short sequence as one)."""
+    folded = text.translate(_FOLD).strip()
+    return _REPLACEMENT_RUN.sub(REPLACEMENT, folded) if REPLACEMENT in folded else folded
+
+
+def has_odd_bytes(text: str) -> bool:
+    """Whether the line holds bytes that are not UTF-8 (kept as surrogates by `surrogateescape`)."""
+    return _ODD_BYTE.search(text) is not None
 
 
 class BinaryContent(ValueError):

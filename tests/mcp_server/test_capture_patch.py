@@ -154,3 +154,27 @@ async def test_a_patch_step_is_committed_without_an_fsync_and_a_recorded_step_wi
         step = {"kind": "thought", "content": "the new file is in"}
         assert not (await client.call_tool("record_trajectory", {"steps": [step]})).is_error
     assert durable[:2] == [("apply_patch", False), ("thought", True)]
+
+
+async def test_a_latin1_line_is_patched_through_the_tool_by_the_replacement_character_it_reads_as(
+    test_settings,
+) -> None:
+    """A model reads `caf\\xe9` of a Latin-1 file as `caf\ufffd` and can send nothing else for it: the refusal says
+    so, and a patch that writes U+FFFD there applies, the file keeping its byte."""
+    workspace = Path(test_settings.workspace)
+    (workspace / "l.txt").write_bytes(b"caf\xe9\nfoo\nbar\n")
+    deps = build_deps(test_settings)
+    async with Client(create_server(deps)) as client:
+        refused = await client.call_tool(
+            "apply_patch", {"patch": "--- a/l.txt\n+++ b/l.txt\n@@ -1,2 +1,2 @@\n-caf\xe9\n+cafe\n foo\n"}
+        )
+        assert refused.is_error
+        text = refused.content[0].text
+        assert "caf\\xe9" in text
+        assert "line 1 holds bytes that are not UTF-8" in text
+        done = await client.call_tool(
+            "apply_patch", {"patch": "--- a/l.txt\n+++ b/l.txt\n@@ -1,2 +1,2 @@\n caf\ufffd\n-foo\n+FOO\n"}
+        )
+        assert not done.is_error
+        assert done.structured_content["files"][0]["match"] == "unicode"
+    assert (workspace / "l.txt").read_bytes() == b"caf\xe9\nFOO\nbar\n"
