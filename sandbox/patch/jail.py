@@ -25,6 +25,10 @@ class PathRefused(PatchError):
         super().__init__(f"apply_patch refused, nothing was written.\n{path!r}: {problem}\nHow to fix: {fix}")
 
 
+_SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__"})
+_SAME_NAME_ENTRIES = 50_000
+"""How many directory entries `Jail.same_name` reads at most (~0.1 s)."""
+
 _RELATIVE = "use a path relative to the workspace root, such as src/module.py"
 
 
@@ -89,6 +93,42 @@ class Jail:
 
     def close(self) -> None:
         self.dirs.close()
+
+    def same_name(self, written: str, limit: int = 5) -> list[str]:
+        """The workspace's regular files named as the last part of `written` (a path that names no file), those
+        sharing most of its directories first; for a refusal only. The walk follows no link, skips `.git/`, the
+        hidden paths, dependency and cache folders (`node_modules`, `__pycache__`, dot folders the path does not
+        name), and stops after `_SAME_NAME_ENTRIES` entries."""
+        parts = [part for part in written.split("/") if part not in ("", ".")]
+        if not parts:
+            return []
+        name, folders = parts[-1], set(parts[:-1])
+        hidden = {real for real, _, _ in self._hidden}
+        found: list[str] = []
+        seen = 0
+        for top, dirnames, filenames in os.walk(self._root):
+            seen += len(dirnames) + len(filenames)
+            dirnames[:] = [
+                d
+                for d in dirnames
+                if d.casefold() != ".git"
+                and d not in _SKIPPED_FOLDERS
+                and (not d.startswith(".") or d in folders)
+                and os.path.join(top, d).casefold() not in hidden
+            ]
+            if name in filenames and _is_regular(os.path.join(top, name)):
+                found.append(os.path.relpath(os.path.join(top, name), self._root).replace(os.sep, "/"))
+            if seen > _SAME_NAME_ENTRIES:
+                break
+
+        def likeness(rel: str) -> tuple[int, int, str]:
+            theirs = rel.split("/")
+            shared = 0
+            while shared < min(len(theirs), len(parts)) and theirs[-1 - shared] == parts[-1 - shared]:
+                shared += 1
+            return (-shared, -len(folders.intersection(theirs[:-1])), rel)
+
+        return sorted(found, key=likeness)[:limit]
 
     def place(self, path: Path | str) -> Place:
         """Where the checked file at `path` (from `lookup`) is read and written."""
@@ -165,6 +205,13 @@ class Jail:
 
     def display(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
+
+
+def _is_regular(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:  # gone meanwhile
+        return False
 
 
 def regular_file(rel: str, info: os.stat_result | OSError | None) -> os.stat_result | None:

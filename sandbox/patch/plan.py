@@ -126,6 +126,17 @@ class Planner:
         """The files a git rename or copy moved content onto whose own content no section moved away."""
         return [entry for entry in self.filled if not entry.vacated]
 
+    def _same_name(self, section: FilePatch) -> str:
+        """`: a file of that name is at x/y.py` for a path that names no file, when the workspace has such files."""
+        found = self.jail.same_name(section.path.candidates[0] if section.path.candidates else section.label())
+        if not found:
+            return ""
+        return (
+            f": a file of that name is at {found[0]}"
+            if len(found) == 1
+            else f": files of that name are at {', '.join(found)}"
+        )
+
     def fail(self, path: str, message: str, fix: str) -> _Skip:
         self.refusal.problems.append(Problem(path, message, fix))
         return _Skip()
@@ -145,7 +156,8 @@ class Planner:
             raise self.fail(
                 section.label(),
                 f"the file does not exist (patch line {section.patch_line})",
-                "check the path against the workspace; to create a file use `--- /dev/null` or `*** Add File:`",
+                f"check the path against the workspace{self._same_name(section)}; to create a file use "
+                "`--- /dev/null` or `*** Add File:`",
             )
         if source.binary:
             raise self.fail(source.rel, "this is a binary file", "apply_patch changes text files only")
@@ -190,7 +202,7 @@ class Planner:
             raise self.fail(
                 section.label(),
                 f"the file to {section.kind} does not exist (patch line {section.patch_line})",
-                "check the `rename from` / `copy from` path against the workspace",
+                f"check the `rename from` / `copy from` path against the workspace{self._same_name(section)}",
             )
         if source.binary or source.original is None:
             raise self.fail(source.rel, "this is a binary file", "apply_patch changes text files only")
