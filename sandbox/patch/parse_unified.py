@@ -59,13 +59,31 @@ class _Parser:
             elif line.startswith("GIT binary patch") or is_binary_notice(line):
                 raise binary_refusal(i + 1, line)
             elif line.startswith("@@"):
-                raise MalformedPatch(
-                    i + 1,
-                    "this hunk has no file header, so the file it changes is unknown",
-                    "start each file's hunks with `--- a/<path>` and `+++ b/<path>` lines",
-                )
+                raise self.headless(i)
             else:
                 i += 1  # preamble: commit message, `Index:` lines, `Only in` lines, prose
+
+    def headless(self, i: int) -> MalformedPatch:
+        """The refusal of a hunk at line `i` with no file header; when the line before it is half of one (a `---`
+        without its `+++`, or the reverse), that line is named with the one to add."""
+        before = self.text(i - 1) if i else ""
+        for have, need, prefix in (("--- ", "+++ ", "b/"), ("+++ ", "--- ", "a/")):
+            if before.startswith(have):
+                name = before[len(have) :].split("\t")[0].strip()
+                named = name[2:] if name.startswith(("a/", "b/")) else name
+                line = f"{need}{prefix}{named}" if named and named != "/dev/null" else f"{need}{prefix}<path>"
+                return MalformedPatch(
+                    i,
+                    f"this file header has a `{have.strip()}` line but no `{need.strip()}` line, so the hunk after it "
+                    "is not read",
+                    f"add the `{line}` line {'after' if have == '--- ' else 'before'} it (a file header is a `---` line"
+                    " then a `+++` line)",
+                )
+        return MalformedPatch(
+            i + 1,
+            "this hunk has no file header, so the file it changes is unknown",
+            "start each file's hunks with `--- a/<path>` and `+++ b/<path>` lines",
+        )
 
     def is_plain_header(self, i: int) -> bool:
         return self.text(i).startswith("--- ") and i + 1 < self.n and self.text(i + 1).startswith("+++ ")

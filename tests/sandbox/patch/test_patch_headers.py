@@ -302,3 +302,18 @@ def test_rename_whose_diff_git_names_cannot_be_split_is_read_from_its_rename_lin
     ours, theirs = _engine_and_git(tmp_path, files, patch)
     assert ours == theirs
     assert (tmp_path / "engine" / "baz").read_text() == "x\n"
+
+
+@pytest.mark.parametrize(
+    ("header", "missing"),
+    [("--- a/calc.py\n", "`+++ b/calc.py`"), ("+++ b/calc.py\n", "`--- a/calc.py`")],
+)
+def test_a_file_header_missing_one_of_its_two_lines_is_named(tmp_path: Path, header: str, missing: str) -> None:
+    # A model that writes only one of the two lines is told which one, not that the hunk has no header at all.
+    (tmp_path / "calc.py").write_text("x = 1\n")
+    with pytest.raises(PatchError) as caught:
+        apply_patch(tmp_path, header + "@@ -1 +1 @@\n-x = 1\n+x = 2\n")
+    text = str(caught.value)
+    assert "patch line 1:" in text
+    assert f"add the {missing} line" in text
+    assert (tmp_path / "calc.py").read_text() == "x = 1\n"
