@@ -4,6 +4,7 @@ numbers, which other hunks would have applied, and how to fix the patch."""
 from __future__ import annotations
 
 import difflib
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -146,11 +147,32 @@ def _render_hunk(problem: Problem, result: HunkResult, total: int) -> str:
     start = closest_window(lines, hunk.old_lines, expected_at)
     closest = _closest_block(lines, hunk, start) if start is not None else "The file is empty."
     near = f" near line {start + 1}" if start is not None else ""
+    elided = _elision(lines, hunk)
+    if elided is not None:
+        return (
+            f"{where}: its context and removed lines were not found in the file: its line {elided!r} stands for "
+            f"lines left out, and a hunk must list every line it spans.\n{_expected(hunk)}\n{closest}\n"
+            f"How to fix: split the hunk in two at that line (each with its own `@@` header and context), or copy "
+            f"the lines it stands for from {problem.path}{near}."
+        )
     return (
         f"{where}: its context and removed lines were not found in the file.\n{_expected(hunk)}\n{closest}\n"
         f"How to fix: re-read {problem.path}{near} and copy the context (' ') and removed ('-') lines exactly as "
         "they are in the file now, whitespace included; keep the lines in the file's order."
     )
+
+
+#: A line a model writes for lines it left out: `...`, `…`, `# ... rest unchanged`, `// ... existing code ...`.
+_ELISION = re.compile(r"(?:#|//|/\*|<!--|--|;|\*)?\s*(?:\.\.\.|\u2026)")
+
+
+def _elision(lines: list[str], hunk: Hunk) -> str | None:
+    """The first context or removed line of `hunk` that stands for left-out lines and is not a line of the file."""
+    for line in hunk.lines:
+        text = line.text.strip()
+        if line.op != "+" and text and _ELISION.match(text) and line.text not in lines:
+            return text
+    return None
 
 
 def _exact_at(lines: list[str], want: list[str]) -> int | None:

@@ -64,3 +64,16 @@ def test_a_hunk_that_adds_nothing_but_blank_lines_is_not_called_applied(tmp_path
     text = _refusal(tmp_path, "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,3 @@\n-x\n+\n b\n")
     assert "already" not in text
     assert "Closest lines" in text
+
+
+@pytest.mark.parametrize("elision", ["...", "    # ... rest unchanged", "    // ... existing code ...", "\u2026"])
+def test_a_context_line_that_stands_for_left_out_lines_is_named(tmp_path: Path, elision: str) -> None:
+    # Models shorten a hunk with a `...` line; the refusal says that line is the problem and how to write the hunk.
+    (tmp_path / "calc.py").write_text(BEFORE)
+    patch = (
+        "--- a/calc.py\n+++ b/calc.py\n@@ -4,7 +4,7 @@\n def add(a, b):\n-    total = a+b\n+    total = a + b\n"
+        f" {elision}\n def sub(a, b):\n     return a - b\n"
+    )
+    text = _refusal(tmp_path, patch)
+    assert f"{elision.strip()!r} stands for lines left out" in text
+    assert "split the hunk in two" in text
