@@ -215,10 +215,36 @@ def _remap(hunk: Hunk, match: Match, lines: list[str]) -> Remap | IndentMismatch
     shift = _indent_shift(matched)
     if shift is not None and shift[0] and shift[1]:  # tabs for spaces
         return partial(_reindent, shift=shift)
+    if shift is None:
+        width = _spaces_per_tab(matched)
+        if width is not None:  # spaces for the patch's tabs
+            return partial(_expand_tabs, spaces=" " * width)
     levels = level_map(matched, body, lines, match.start)
     if levels is not None:
         return levels
     return None if shift is None else partial(_reindent, shift=shift)
+
+
+def _spaces_per_tab(matched: list[tuple[HunkLine, str]]) -> int | None:
+    """How many spaces one leading tab of the patch stands for, when the patch indents with tabs a file indented
+    with spaces and every context line that starts a statement shows the same number (lines at the left margin
+    aside); None otherwise, also when a context line matched with a tab on both sides (an odd line, not the
+    block's indentation)."""
+    widths: set[int] = set()
+    for line, actual in matched:
+        want, have = _leading(line.text), _leading(actual)
+        if not want and not have:
+            continue
+        if not want or want.strip("\t") or not have or have.strip(" ") or len(have) % len(want):
+            return None
+        widths.add(len(have) // len(want))
+    return widths.pop() if len(widths) == 1 else None
+
+
+def _expand_tabs(text: str, spaces: str) -> str:
+    """`text` with each of its leading tabs written as `spaces` (what follows them, alignment included, kept)."""
+    tabs = len(text) - len(text.lstrip("\t"))
+    return spaces * tabs + text[tabs:] if tabs and text.strip() else text
 
 
 def _replacement(
