@@ -128,11 +128,20 @@ def _as_if_resent(hunk: Hunk, found: Match, origin: int) -> bool:
 
 
 def _locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int, first: bool = False) -> Located:
+    found = _place(hay, hunk, origin, lo, first, hunk.anchors)
+    if hunk.soft_anchors and not isinstance(found, Match):
+        # a unified header's text (`@@ class B:`) that names no line, or one the hunk does not follow: the hunk is
+        # placed by its context alone, as it was before the text was read as an anchor
+        return _place(hay, hunk, origin, lo, first, [])
+    return found
+
+
+def _place(hay: Haystack, hunk: Hunk, origin: int | None, lo: int, first: bool, named: list[str]) -> Located:
     anchors: list[int] | None = None
-    if hunk.anchors:
-        anchors = anchor_positions(hay, hunk.anchors)
+    if named:
+        anchors = anchor_positions(hay, named)
         if not anchors:
-            return anchor_missing(hay, hunk.anchors)
+            return anchor_missing(hay, named)
     old = hunk.old_lines
     if not old:
         return _insertion(hay, hunk, origin, lo, anchors)
@@ -150,7 +159,7 @@ def _locate(hay: Haystack, hunk: Hunk, origin: int | None, lo: int, first: bool 
     ):
         return _match(hunk, origin, len(old), 0, 0, "exact", "exact")
     front, back = _context_edges(hunk)
-    context = heading(hunk.header, hunk.anchors)
+    context = heading(hunk.header, named)
     tried: set[tuple[int, int]] = set()
     mismatch: ScopeMismatch | None = None
     for fuzz in (0, 1, 2):

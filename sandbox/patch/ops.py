@@ -43,6 +43,9 @@ class Hunk:
     new_eof_newline: bool | None = None
     anchors: list[str] = field(default_factory=list)
     """Codex `@@ <line>` hints: lines that precede the hunk, outermost first."""
+    soft_anchors: bool = False
+    """The anchors came from a unified hunk header without numbers (`@@ class B:`): when they lead nowhere they are
+    ignored, and the hunk placed by its context alone."""
     at_eof: bool = False
     """Codex `*** End of File`: the hunk's old lines end the file."""
     eof_marks: list[int] | None = None

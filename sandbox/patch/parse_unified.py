@@ -14,6 +14,20 @@ from sandbox.patch.ops import FileKind, FilePatch, Hunk, HunkLine, MalformedPatc
 from sandbox.patch.paths import DEV_NULL, git_header_names, git_prefixed, header_name, path_choice
 
 _NAME_PREFIXES = frozenset({"rename from ", "rename old ", "rename to ", "rename new ", "copy from ", "copy to "})
+_NUMBERS_RE = re.compile(r"-\d|\+\d")
+
+
+def _header_anchor(header: str) -> str:
+    """The text of a hunk header without line numbers (`@@ class B:`, `@@ @@ class B:`, `@@ class B: @@`), or ""
+    for a bare `@@` / `@@ @@` or a header whose numbers are malformed."""
+    text = header[2:].strip()
+    if text.startswith("@@"):
+        text = text[2:].strip()
+    if text.endswith("@@"):
+        text = text[:-2].strip()
+    return "" if _NUMBERS_RE.match(text) else text
+
+
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _COMBINED = ("diff --cc ", "diff --combined ")
 
@@ -221,6 +235,10 @@ class _Parser:
             old_count = 1 if match.group(2) is None else int(match.group(2))
             old_line = int(match.group(1))
             hunk.old_start = old_line if old_count == 0 else max(old_line - 1, 0)
+        else:
+            anchor = _header_anchor(header)
+            if anchor:  # `@@ class B:`: a Codex anchor in a diff, which the hunk goes after when it names a line
+                hunk.anchors, hunk.soft_anchors = [anchor], True
         if not hunk.lines:
             raise MalformedPatch(start + 1, f"hunk {number} has no lines", "give each hunk its context and changes")
         if hunk.eof_marks:
