@@ -147,6 +147,14 @@ def _render_hunk(problem: Problem, result: HunkResult, total: int) -> str:
     start = closest_window(lines, hunk.old_lines, expected_at)
     closest = _closest_block(lines, hunk, start) if start is not None else "The file is empty."
     near = f" near line {start + 1}" if start is not None else ""
+    if _numbered(lines, hunk):
+        where_said = "an `@@ <line>` anchor says where" if codex else "the `@@ -l,n +l,n @@` header says where"
+        return (
+            f"{where}: its context and removed lines were not found in the file: they start with line numbers, "
+            f"copied from a numbered view of the file (`cat -n`, a read tool's output).\n{_expected(hunk)}\n"
+            f"{closest}\nHow to fix: leave the numbers out, and the tab or separator after them: each hunk line is "
+            f"its ' ', '-' or '+' then the file's line exactly as it is ({where_said})."
+        )
     elided = _elision(lines, hunk)
     if elided is not None:
         return (
@@ -160,6 +168,23 @@ def _render_hunk(problem: Problem, result: HunkResult, total: int) -> str:
         f"How to fix: re-read {problem.path}{near} and copy the context (' ') and removed ('-') lines exactly as "
         "they are in the file now, whitespace included; keep the lines in the file's order."
     )
+
+
+#: A line number and its separator at the start of a line copied from a numbered view: `cat -n`'s `     4\t`, an
+#: editor tool's `     4→`, `4 | `, `4: `.
+_NUMBERED = re.compile(r"\s*\d+(?:\t|\u2192| ?\| ?|: ?)")
+
+
+def _numbered(lines: list[str], hunk: Hunk) -> bool:
+    """Whether every context and removed line of `hunk` that is not blank starts with a line number, and the first
+    of them, without it, is a line of the file."""
+    old = [text for text in hunk.old_lines if text.strip()]
+    heads = [_NUMBERED.match(text) for text in old]
+    if not old or not all(heads):
+        return False
+    first = heads[0]
+    assert first is not None
+    return old[0][first.end() :] in lines
 
 
 #: A line a model writes for lines it left out: `...`, `…`, `# ... rest unchanged`, `// ... existing code ...`.

@@ -77,3 +77,15 @@ def test_a_context_line_that_stands_for_left_out_lines_is_named(tmp_path: Path, 
     text = _refusal(tmp_path, patch)
     assert f"{elision.strip()!r} stands for lines left out" in text
     assert "split the hunk in two" in text
+
+
+@pytest.mark.parametrize("number", ["{n:>6}\t", "{n:>6}\u2192", "{n} | ", "{n}: "])
+def test_lines_copied_with_their_line_numbers_are_named(tmp_path: Path, number: str) -> None:
+    # A model copies the lines from a numbered view of the file (`cat -n`, an editor tool's read) with the numbers.
+    (tmp_path / "calc.py").write_text(BEFORE)
+    rows = [(4, " ", "def add(a, b):"), (5, "-", "    total = a+b"), (6, " ", "    return total")]
+    body = "".join(f"{op}{number.format(n=n)}{text}\n" for n, op, text in rows)
+    patch = f"--- a/calc.py\n+++ b/calc.py\n@@ -4,3 +4,3 @@\n{body}+{number.format(n=5)}    total = a + b\n"
+    text = _refusal(tmp_path, patch)
+    assert "start with line numbers" in text
+    assert "leave the numbers out" in text
