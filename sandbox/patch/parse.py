@@ -37,6 +37,15 @@ def iter_patch(text: str) -> Iterator[FilePatch]:
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
         raise MalformedPatch(line, "the patch contains a NUL byte", "patches must be text; leave binary files out")
+    first_break = text.find("\n")  # the usual patch's search stops at its first line
+    if first_break in (-1, len(text) - 1) and "\\n" in text:
+        raise MalformedPatch(
+            1,
+            "the patch is one line with literal `\\n` sequences where its line breaks should be (its text was "
+            "escaped twice)",
+            "send the patch with real line breaks: in the tool call's JSON each line break is written `\\n` once, "
+            "not `\\\\n`",
+        )
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

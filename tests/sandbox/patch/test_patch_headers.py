@@ -317,3 +317,19 @@ def test_a_file_header_missing_one_of_its_two_lines_is_named(tmp_path: Path, hea
     assert "patch line 1:" in text
     assert f"add the {missing} line" in text
     assert (tmp_path / "calc.py").read_text() == "x = 1\n"
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        "*** Begin Patch\\n*** Update File: x.txt\\n@@\\n-a\\n+b\\n*** End Patch\\n",
+        "--- a/x.txt\\n+++ b/x.txt\\n@@ -1 +1 @@\\n-a\\n+b\\n",
+    ],
+)
+def test_a_patch_whose_line_breaks_were_escaped_twice_is_told_so(tmp_path: Path, patch: str) -> None:
+    # A model that escapes its JSON argument twice sends one line with literal backslash-n sequences.
+    (tmp_path / "x.txt").write_text("a\n")
+    with pytest.raises(PatchError) as caught:
+        apply_patch(tmp_path, patch)
+    assert "literal `\\n` sequences" in str(caught.value)
+    assert (tmp_path / "x.txt").read_text() == "a\n"
