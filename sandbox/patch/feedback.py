@@ -45,12 +45,30 @@ class Refusal:
         if count > MAX_DETAILED:
             shown.append(f"... and {count - MAX_DETAILED} more problem(s) like these.")
         head = f"apply_patch refused, nothing was written. {count} problem(s):"
+        if not self.applied and self.problems and all(_made_already(problem) for problem in self.problems):
+            # the same patch sent again: a model told to fix and resend it would loop
+            done = "Every hunk of this patch is in the files already: nothing is left to apply."
+            return "\n\n".join([head, *shown, done])
         tail = (
             "Hunks that would have applied: " + "; ".join(self.applied) + "."
             if self.applied
             else "No other hunk of this patch would have applied."
         )
         return "\n\n".join([head, *shown, tail, "Fix the problems above and send the whole patch again."])
+
+
+def _made_already(problem: Problem) -> bool:
+    """Whether every hunk of the problem is one whose change stands in the file already (`_applied_at`), refused
+    only for that."""
+    if problem.outcome is None or problem.section is None:
+        return False
+    lines = problem.outcome.original.lines
+    return all(
+        result.problem is None
+        and (not result.hunk.old_lines or _exact_at(lines, result.hunk.old_lines) is None)
+        and _applied_at(lines, result.hunk) is not None
+        for result in problem.outcome.failed
+    )
 
 
 def _render_problem(problem: Problem) -> list[str]:

@@ -89,3 +89,16 @@ def test_lines_copied_with_their_line_numbers_are_named(tmp_path: Path, number: 
     text = _refusal(tmp_path, patch)
     assert "start with line numbers" in text
     assert "leave the numbers out" in text
+
+
+def test_a_patch_whose_every_hunk_is_in_the_file_says_nothing_is_left_to_apply(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text(BEFORE)
+    apply_patch(tmp_path, PATCH)
+    text = _refusal(tmp_path, PATCH)
+    assert text.endswith("Every hunk of this patch is in the files already: nothing is left to apply.")
+    assert "send the whole patch again" not in text
+
+
+def test_a_patch_with_a_hunk_still_to_apply_is_sent_again(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text(BEFORE.replace("a+b", "a + b"))
+    assert _refusal(tmp_path, PATCH).endswith("send the whole patch again.")
