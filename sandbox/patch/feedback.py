@@ -28,6 +28,8 @@ class Problem:
     section: FilePatch | None = None
     outcome: FileOutcome | None = None
     """Set for hunks that did not apply; the message then introduces them."""
+    made_already: bool = False
+    """The problem is only that the change stands in the workspace already (a new file there with its content)."""
 
 
 @dataclass
@@ -61,7 +63,7 @@ def _made_already(problem: Problem) -> bool:
     """Whether every hunk of the problem is one whose change stands in the file already (`_applied_at`), refused
     only for that."""
     if problem.outcome is None or problem.section is None:
-        return False
+        return problem.made_already
     lines = problem.outcome.original.lines
     return all(
         result.problem is None

@@ -221,6 +221,18 @@ class Planner:
     def add(self, section: FilePatch) -> None:
         entry = self.overlay.new(section.path)
         if entry.exists:
+            added = [line.text for hunk in section.hunks for line in hunk.lines if line.op == "+"]
+            if entry.text is not None and entry.text.lines == added:  # the same patch sent again
+                self.refusal.problems.append(
+                    Problem(
+                        entry.rel,
+                        f"the patch creates this file but it already exists, with the content this patch gives it "
+                        f"(patch line {section.patch_line}): it looks made already",
+                        "leave this file out of the patch",
+                        made_already=True,
+                    )
+                )
+                raise _Skip()
             raise self.fail(
                 entry.rel,
                 f"the patch creates this file but it already exists (patch line {section.patch_line})",

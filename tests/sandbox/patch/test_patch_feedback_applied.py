@@ -102,3 +102,19 @@ def test_a_patch_whose_every_hunk_is_in_the_file_says_nothing_is_left_to_apply(t
 def test_a_patch_with_a_hunk_still_to_apply_is_sent_again(tmp_path: Path) -> None:
     (tmp_path / "calc.py").write_text(BEFORE.replace("a+b", "a + b"))
     assert _refusal(tmp_path, PATCH).endswith("send the whole patch again.")
+
+
+def test_a_new_file_sent_again_with_the_same_content_is_called_made_already(tmp_path: Path) -> None:
+    patch = "--- /dev/null\n+++ b/new.py\n@@ -0,0 +1,2 @@\n+x = 1\n+y = 2\n" + PATCH
+    (tmp_path / "calc.py").write_text(BEFORE)
+    apply_patch(tmp_path, patch)
+    text = _refusal(tmp_path, patch)
+    assert "already exists, with the content this patch gives it" in text
+    assert text.endswith("nothing is left to apply.")
+
+
+def test_a_new_file_whose_namesake_differs_is_refused_as_before(tmp_path: Path) -> None:
+    (tmp_path / "new.py").write_text("x = 0\n")
+    text = _refusal(tmp_path, "--- /dev/null\n+++ b/new.py\n@@ -0,0 +1,2 @@\n+x = 1\n+y = 2\n")
+    assert "the patch creates this file but it already exists (patch line 1)" in text
+    assert text.endswith("send the whole patch again.")
