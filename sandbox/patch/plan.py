@@ -152,6 +152,18 @@ class Planner:
         if source is None and _creates_from_nothing(section):
             self.add(section)
             return
+        if source is None and section.kind == "delete":
+            elsewhere = self._same_name(section)
+            self.refusal.problems.append(
+                Problem(
+                    section.label(),
+                    f"the file to delete does not exist (patch line {section.patch_line}): deleted already, or the "
+                    "path is wrong",
+                    f"check the path against the workspace{elsewhere}; leave the deletion out if it was made before",
+                    made_already=not elsewhere,
+                )
+            )
+            raise _Skip()
         if source is None:
             raise self.fail(
                 section.label(),

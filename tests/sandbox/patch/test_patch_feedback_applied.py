@@ -118,3 +118,27 @@ def test_a_new_file_whose_namesake_differs_is_refused_as_before(tmp_path: Path) 
     text = _refusal(tmp_path, "--- /dev/null\n+++ b/new.py\n@@ -0,0 +1,2 @@\n+x = 1\n+y = 2\n")
     assert "the patch creates this file but it already exists (patch line 1)" in text
     assert text.endswith("send the whole patch again.")
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        "*** Begin Patch\n*** Delete File: old.py\n*** End Patch\n",
+        "--- a/old.py\n+++ /dev/null\n@@ -1 +0,0 @@\n-x = 1\n",
+    ],
+)
+def test_a_deletion_sent_again_is_called_made_already(tmp_path: Path, patch: str) -> None:
+    (tmp_path / "old.py").write_text("x = 1\n")
+    apply_patch(tmp_path, patch)
+    text = _refusal(tmp_path, patch)
+    assert "the file to delete does not exist" in text
+    assert "to create a file" not in text
+    assert text.endswith("nothing is left to apply.")
+
+
+def test_a_deletion_of_a_file_that_lives_elsewhere_names_it(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "old.py").write_text("x = 1\n")
+    text = _refusal(tmp_path, "*** Begin Patch\n*** Delete File: old.py\n*** End Patch\n")
+    assert "a file of that name is at pkg/old.py" in text
+    assert text.endswith("send the whole patch again.")
