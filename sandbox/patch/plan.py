@@ -164,6 +164,15 @@ class Planner:
                 )
             )
             raise _Skip()
+        if source is None and section.new_path is not None and self.overlay.existing(section.new_path) is not None:
+            moved = section.new_path.written
+            raise self.fail(
+                section.label(),
+                f"the file does not exist (patch line {section.patch_line}), and {moved}, the path it moves to, "
+                "exists: it looks moved already",
+                f"if so, change {moved} instead (its own path, no move); otherwise check the path against the "
+                f"workspace{self._same_name(section)}",
+            )
         if source is None:
             raise self.fail(
                 section.label(),

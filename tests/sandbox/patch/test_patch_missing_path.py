@@ -58,3 +58,12 @@ def test_the_hidden_data_dir_is_not_offered(tmp_path: Path) -> None:
     with pytest.raises(PatchError) as caught:
         apply_patch(tmp_path, "--- a/utils.py\n+++ b/utils.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n", hidden=[home])
     assert "of that name" not in str(caught.value)
+
+
+def test_a_codex_move_sent_again_names_the_file_it_moved_to(tmp_path: Path) -> None:
+    (tmp_path / "old.py").write_text("x = 1\n")
+    patch = "*** Begin Patch\n*** Update File: old.py\n*** Move to: lib/new.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
+    apply_patch(tmp_path, patch)
+    with pytest.raises(PatchError) as caught:
+        apply_patch(tmp_path, patch)
+    assert "lib/new.py, the path it moves to, exists: it looks moved already" in str(caught.value)
