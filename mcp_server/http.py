@@ -10,6 +10,9 @@ Over stdio the client is the local user's own agent. Over HTTP anyone who reache
   before the SDK's check, which compares them as written);
 - `run_tests` and `apply_patch` (a remote shell, in effect) are only exposed with `--allow-exec`.
 
+A client that hangs up before its request body has arrived (a dropped connection, a killed client) is one warning
+line in the server log; the SDK logs it as an error with a traceback.
+
 The port is bound before the startup line is printed: a port in use (or one that cannot be bound) is a
 `ConfigError` naming it and the option to change, not a line claiming to serve followed by uvicorn's error.
 """
@@ -21,6 +24,7 @@ import errno
 import hmac
 import ipaddress
 import json
+import logging
 import re
 import socket
 import sys
@@ -30,6 +34,7 @@ from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from skills_store.errors import ConfigError
@@ -221,12 +226,31 @@ def http_app(server: MCPServer, *, host: str, token: str | None, extra_hosts: It
     return HostCheck(BearerAuth(app, token) if token else app, policy)
 
 
+class ClientGone(logging.Filter):
+    """Rewrites the SDK's error record for a request whose client disconnected mid-body as one warning line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], ClientDisconnect):
+            record.msg, record.args = "a client hung up before its request body arrived; the request was dropped", ()
+            record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+def quiet_client_disconnects() -> None:
+    """Install `ClientGone` on the SDK's streamable-HTTP logger (once)."""
+    sdk = logging.getLogger("mcp.server.streamable_http")
+    if not any(isinstance(f, ClientGone) for f in sdk.filters):
+        sdk.addFilter(ClientGone())
+
+
 async def serve_http(
     server: MCPServer, *, host: str, port: int, token: str | None, extra_hosts: Iterable[str] = ()
 ) -> None:
     import uvicorn
 
     extra_hosts = tuple(extra_hosts)
+    quiet_client_disconnects()
     app = http_app(server, host=host, token=token, extra_hosts=extra_hosts)
     policy = HostPolicy.for_bind(host, extra_hosts)
     sock = bind_socket(host, port)

@@ -13,15 +13,20 @@ instance owns one record in a small side collection (`skillbank-skills-revisions
 new token after each of its writes; another instance compares those tokens (`revisions`) to the ones it last
 synced from and, when one changed, reads what changed (`written_since`, `ids`). Each writer writes only its own
 record, so two writers never race on one counter; a token changes only after the write it marks is stored.
+
+A server that stops answering after the store opened (stopped, restarted, network gone) makes each call raise
+`StoreUnreachable`, a `SkillStoreError` naming the URL, instead of the HTTP client's own exception; the client
+reconnects by itself once the server answers again at the same address.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import urlparse
 
 import numpy as np
@@ -31,6 +36,10 @@ from chromadb.utils.embedding_functions import register_embedding_function
 from skills_store.datadir import creating
 from skills_store.errors import ConfigError, SkillStoreError
 from skills_store.models import Skill
+from skills_store.record_sync import StoreUnreachable
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 COLLECTION = "skillbank-skills"
 REVISIONS = "-revisions"
@@ -60,6 +69,24 @@ class SkillbankEmbeddingFunction(EmbeddingFunction[Documents]):
 
     def is_legacy(self) -> bool:
         return False
+
+
+def _reaching(method: Callable[Concatenate[ChromaSkillStore, P], R]) -> Callable[Concatenate[ChromaSkillStore, P], R]:
+    """`method` with the HTTP client's transport errors (refused, reset, timed out) raised as `StoreUnreachable`."""
+
+    @functools.wraps(method)
+    def wrapper(self: ChromaSkillStore, *args: P.args, **kwargs: P.kwargs) -> R:
+        import httpx
+
+        try:
+            return method(self, *args, **kwargs)
+        except httpx.TransportError as exc:
+            raise StoreUnreachable(
+                f"the Chroma server at {self.location} did not answer ({type(exc).__name__}: {exc}); start it "
+                "again at that address (skillbank reconnects by itself) or point SKILLBANK_CHROMA_URL at a live one"
+            ) from exc
+
+    return wrapper
 
 
 def skill_metadata(skill: Skill, written_ns: int = 0) -> dict[str, Any]:
@@ -148,6 +175,7 @@ class ChromaSkillStore:
                 ids=[self.writer], embeddings=[[1.0]], metadatas=[{"token": uuid.uuid4().hex, "ts": time.time()}]
             )
 
+    @_reaching
     def revisions(self) -> dict[str, str]:
         """The other writers' marker tokens on a shared server (one small read); `{}` for an embedded store."""
         if self._marks is None:
@@ -159,6 +187,7 @@ class ChromaSkillStore:
             if i != self.writer
         }
 
+    @_reaching
     def marked(self) -> bool:
         return self._marks is not None and self._marks.count() > 0
 
@@ -183,12 +212,14 @@ class ChromaSkillStore:
                 if session is not None and hasattr(session, "close"):
                     session.close()
 
+    @_reaching
     def recreate(self) -> None:
         """Drop the collection and create it empty (to change the embedding dimension)."""
         self._client.delete_collection(self._name)
         self._connect()
         self._marked()
 
+    @_reaching
     def upsert(self, skills: Sequence[Skill], embeddings: np.ndarray) -> None:
         if not skills:
             return
@@ -203,6 +234,7 @@ class ChromaSkillStore:
             )
         self._marked()
 
+    @_reaching
     def update_metadata(self, skills: Sequence[Skill]) -> None:
         """Rewrite the stored JSON (counters, confidence) of existing skills without touching their vectors."""
         if skills:
@@ -210,11 +242,13 @@ class ChromaSkillStore:
             self._col.update(ids=[s.skill_id for s in skills], metadatas=[skill_metadata(s, now) for s in skills])
             self._marked()
 
+    @_reaching
     def delete(self, skill_ids: Sequence[str]) -> None:
         if skill_ids:
             self._col.delete(ids=list(skill_ids))
             self._marked()
 
+    @_reaching
     def get(self, skill_ids: Sequence[str]) -> list[Skill]:
         if not skill_ids:
             return []
@@ -225,6 +259,7 @@ class ChromaSkillStore:
         }
         return [found[i] for i in skill_ids if i in found]
 
+    @_reaching
     def ids(self, batch_size: int = 5000) -> list[str]:
         """Every stored skill id (no documents, no vectors)."""
         out: list[str] = []
@@ -238,6 +273,7 @@ class ChromaSkillStore:
         """Every skill (with its vector) written at or after `written_ns` (wall clock, ns)."""
         return self.iter_all(batch_size, where={"written_ns": {"$gte": written_ns}})
 
+    @_reaching
     def iter_all(self, batch_size: int = 1000, where: dict | None = None) -> list[tuple[Skill, np.ndarray]]:
         out: list[tuple[Skill, np.ndarray]] = []
         offset = 0
@@ -252,6 +288,7 @@ class ChromaSkillStore:
             offset += len(ids)
         return out
 
+    @_reaching
     def query(self, embedding: np.ndarray, n: int, where: dict | None = None) -> list[tuple[str, float]]:
         """The `n` nearest ids with their cosine similarity; the caller keeps `n` within `count()`."""
         if n <= 0:
@@ -266,5 +303,6 @@ class ChromaSkillStore:
         dists = (res["distances"] or [[]])[0]
         return [(i, 1.0 - float(d)) for i, d in zip(ids, dists, strict=True)]
 
+    @_reaching
     def count(self) -> int:
         return int(self._col.count())

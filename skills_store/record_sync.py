@@ -15,6 +15,8 @@ instance changes that instance's marker token (see `chroma_store`); `catch_up` c
 catalog last synced from (one small read, at most once per `check_interval_s`, on the search path) and, when one
 changed, re-reads the skills written since the last sync (less a clock-skew margin) and drops the ids Chroma no
 longer has. A skill count is not enough: an edit, a merge that keeps the count, a use-count flush change no count.
+While the server does not answer (`StoreUnreachable`), a check is skipped with a warning and the search is served
+from the catalog as it is; writes fail, naming the server, and nothing is half-written (see above).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from skills_store.catalog import Catalog
-from skills_store.errors import ConfigError
+from skills_store.errors import ConfigError, SkillStoreError
 from skills_store.models import Skill
 
 if TYPE_CHECKING:
@@ -42,6 +44,10 @@ log = logging.getLogger(__name__)
 
 CLOCK_SKEW_NS = 120 * 10**9
 """A catch-up re-reads what was written this long before its last sync too: instances' clocks may disagree."""
+
+
+class StoreUnreachable(SkillStoreError):
+    """The Chroma server (`SKILLBANK_CHROMA_URL`) did not answer a call made after the store opened."""
 
 
 def writer_id(catalog: Catalog) -> str:
@@ -246,26 +252,30 @@ class RecordSync:
             return 0
         try:
             self._checked = now
-            marks = self.store.revisions()
-            if marks == json.loads(self.catalog.get_meta("chroma_marks") or "{}"):
+            try:
+                marks = self.store.revisions()
+                if marks == json.loads(self.catalog.get_meta("chroma_marks") or "{}"):
+                    return 0
+                with self.writers.exclusive():
+                    self.restore_pending()  # before the catalog's commits below would clear a dead writer's marker
+                    # The markers were read before the records: a write that lands meanwhile changes them again.
+                    started = time.time_ns()
+                    since = int(self.catalog.get_meta("chroma_synced_ns") or 0) - CLOCK_SKEW_NS
+                    present = set(self.store.ids())
+                    stale = sorted(set(self.catalog.iter_ids()) - present)
+                    self.catalog.delete(stale)
+                    changed = self.store.written_since(max(since, 0))
+                    missing = present - {s.skill_id for s, _ in changed} - set(self.catalog.iter_ids())
+                    if missing:
+                        known = {s.skill_id: (s, v) for s, v in self.store.iter_all()}
+                        changed += [known[i] for i in sorted(missing) if i in known]
+                    if changed:
+                        self.catalog.upsert([s for s, _ in changed], np.stack([v for _, v in changed]))
+                    self._synced(marks, started)
+                    return len(changed) + len(stale)
+            except StoreUnreachable as exc:  # what was copied is kept; the next check starts over
+                log.warning("searching this instance's catalog as it is: %s", exc)
                 return 0
-            with self.writers.exclusive():
-                self.restore_pending()  # before the catalog's commits below would clear a dead writer's marker
-                # The markers were read before the records: a write that lands meanwhile changes them again.
-                started = time.time_ns()
-                since = int(self.catalog.get_meta("chroma_synced_ns") or 0) - CLOCK_SKEW_NS
-                present = set(self.store.ids())
-                stale = sorted(set(self.catalog.iter_ids()) - present)
-                self.catalog.delete(stale)
-                changed = self.store.written_since(max(since, 0))
-                missing = present - {s.skill_id for s, _ in changed} - set(self.catalog.iter_ids())
-                if missing:
-                    known = {s.skill_id: (s, v) for s, v in self.store.iter_all()}
-                    changed += [known[i] for i in sorted(missing) if i in known]
-                if changed:
-                    self.catalog.upsert([s for s, _ in changed], np.stack([v for _, v in changed]))
-                self._synced(marks, started)
-                return len(changed) + len(stale)
         finally:
             self._checking.release()
 

@@ -1,7 +1,9 @@
-"""`skillbank serve --transport http` at its edges: a port in use, the bearer scheme's case, host names' case."""
+"""`skillbank serve --transport http` at its edges: a port in use, the bearer scheme's case, host names' case, a
+client that hangs up mid-body."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -121,3 +123,25 @@ def test_host_names_and_origins_match_in_any_case_through_the_sdks_check(tmp_pat
     assert refused["other host"].status_code == 421
     assert "--allowed-host other.internal" in refused["other host"].json()["detail"]
     assert refused["other origin"].status_code == 403
+
+
+def test_a_client_that_hangs_up_before_its_body_arrives_is_one_warning_line_and_the_server_serves_on(
+    tmp_path: Path,
+) -> None:
+    body = json.dumps(INITIALIZE).encode()
+    with serve(tmp_path) as port:
+        url = f"http://127.0.0.1:{port}/mcp"
+        headers = {**ACCEPT, "Authorization": f"Bearer {TOKEN}"}
+        opened = httpx.post(url, json=INITIALIZE, headers=headers, timeout=30)
+        session = {"Mcp-Session-Id": opened.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-06-18"}
+        for extra in ({}, session):  # a new session's opening request, and a request of a live session
+            with socket.create_connection(("127.0.0.1", port)) as sock:
+                fields = {**headers, **extra, "Content-Type": "application/json", "Content-Length": len(body) + 100}
+                lines = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", *(f"{k}: {v}" for k, v in fields.items())]
+                sock.sendall("\r\n".join([*lines, "", ""]).encode() + body[:20])
+            time.sleep(0.5)
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        assert httpx.post(url, json=ping, headers={**headers, **session}, timeout=30).status_code == 200
+    log = (tmp_path / "server.log").read_text()
+    assert "Traceback" not in log
+    assert log.count("hung up before its request body arrived") == 2, log

@@ -18,7 +18,7 @@ import pytest
 from skills_store.bank import BankConfig, SkillBank
 from skills_store.distill.merge import merge_into_bank
 from skills_store.embedders import make_embedder
-from skills_store.errors import ConfigError
+from skills_store.errors import ConfigError, SkillStoreError
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -36,11 +36,11 @@ def chroma_server(tmp_path: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def _chroma_run(data: Path) -> Iterator[str]:
+def _chroma_run(data: Path, port: int | None = None) -> Iterator[str]:
     exe = shutil.which("chroma", path=str(Path(sys.executable).parent)) or shutil.which("chroma")
     if exe is None:
         pytest.fail("the chroma CLI (from the chromadb package) is not installed")
-    port = _free_port()
+    port = port or _free_port()
     proc = subprocess.Popen(
         [exe, "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)],
         stdout=subprocess.DEVNULL,
@@ -123,6 +123,31 @@ def test_skills_all_deleted_through_another_instance_are_gone_from_this_one_too(
         assert (second.count(), second.store.count()) == (0, 0)
     finally:
         second.close()
+
+
+def test_a_chroma_server_that_goes_away_mid_session_fails_writes_by_name_and_searches_go_on_until_it_is_back(
+    tmp_path: Path, skill_factory
+) -> None:
+    data, port = tmp_path / "server-data", _free_port()
+    with _chroma_run(data, port) as url:
+        bank = SkillBank.open(
+            tmp_path / "a", make_embedder("hash"), chroma_url=url, config=BankConfig(shared_check_ms=0)
+        )
+        bank.upsert([skill_factory("zero", "Division by zero", "ZeroDivisionError: division by zero")])
+    try:
+        # Gone: a search answers from this instance's catalog (its check of the others' writes cannot be made) ...
+        assert _ids(bank, "ZeroDivisionError: division by zero") == ["zero"]
+        # ... and a write is refused with a store error naming the server, nothing half-written.
+        with pytest.raises(SkillStoreError, match=rf"the Chroma server at {url} did not answer") as refused:
+            bank.upsert([skill_factory("key", "Missing key", "KeyError: 'id'")])
+        assert not isinstance(refused.value, ConfigError)
+        assert bank.count() == 1
+        with _chroma_run(data, port):  # back on the same address: the same bank object works again
+            bank.upsert([skill_factory("key", "Missing key", "KeyError: 'id'")])
+            assert _ids(bank, "KeyError: 'id'")[0] == "key"
+            assert (bank.count(), bank.store.count()) == (2, 2)
+    finally:
+        bank.close()
 
 
 def test_an_unreachable_chroma_url_is_a_config_error_naming_it(tmp_path: Path) -> None:
