@@ -32,6 +32,11 @@ from skills_store.search.relevance import suggest_threshold
 
 #: Skills put in the prompt: at most this many, each reaching the suggestion threshold (`suggest_threshold`).
 PROMPT_SKILLS = 3
+#: Slips the model is told about and may make again before the run ends as a `failure` with an error: per run, an
+#: empty or unusable final reply; per tool name, a call of a tool that does not exist or with arguments that do not
+#: fit its schema (the count of a real tool starts over at its next good call). pydantic-ai's default of 1 ended a
+#: run at a small model's second misnamed tool or empty reply, whatever budget it had left.
+MODEL_RETRIES = 5
 
 
 class Limits(BaseModel):
@@ -172,6 +177,7 @@ async def solve(
                 agent: Agent[None, str] = Agent(
                     model,
                     instructions=instructions(use_skills),
+                    retries={"tools": MODEL_RETRIES, "output": MODEL_RETRIES},
                     toolsets=[
                         model_tools(toolset, use_skills=use_skills),
                         workspace_toolset(workspace, on_workspace_call),

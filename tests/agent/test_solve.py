@@ -155,3 +155,35 @@ async def test_a_long_task_and_a_runaway_reply_are_cut_for_the_trajectory_not_a_
     assert traj["task"].startswith("make test_add pass.")
     assert max(len(s["content"]) for s in traj["steps"]) <= 1_000_000
     assert any("characters truncated" in s["content"] for s in traj["steps"])
+
+
+async def test_a_misnamed_tool_or_an_empty_reply_now_and_then_does_not_end_the_run(buggy_repo: Path, server) -> None:
+    # a small model calls a tool that does not exist and answers with nothing, twice each over its run (pydantic-ai's
+    # default budget of one retry per run ended it at the second, with an error, though it went on to fix the bug)
+    model = scripted([
+        [("bash", {"cmd": "cat calc.py"})],
+        "",
+        [("read_file", {"path": "calc.py"})],
+        [("edit_file", {"path": "calc.py"})],
+        "",
+        [("apply_patch", {"patch": FIX})],
+        [("run_tests", {})],
+        "fixed",
+    ])  # fmt: skip
+    with anyio.fail_after(120):
+        result = await solve("fix add", buggy_repo, model, server=server)
+    assert result.error is None
+    assert result.outcome == "success"
+    assert result.message == "fixed"
+
+
+async def test_a_model_that_only_ever_misnames_tools_still_ends_before_the_request_limit(
+    buggy_repo: Path, server
+) -> None:
+    model = scripted([[("bash", {"cmd": "ls"})]] * 40)
+    with anyio.fail_after(120):
+        result = await solve("fix add", buggy_repo, model, server=server, limits=Limits(max_requests=40))
+    assert result.outcome == "failure"
+    assert result.error is not None
+    assert "bash" in result.error
+    assert result.requests < 40
