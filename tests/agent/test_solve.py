@@ -6,7 +6,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agent.run import Limits, solve
@@ -187,3 +187,35 @@ async def test_a_model_that_only_ever_misnames_tools_still_ends_before_the_reque
     assert result.error is not None
     assert "bash" in result.error
     assert result.requests < 40
+
+
+async def test_a_server_that_dies_mid_run_ends_it_as_a_failure_naming_that_not_a_traceback(
+    buggy_repo: Path, server
+) -> None:
+    import os
+    import signal
+    import subprocess
+
+    def kill_the_server() -> None:
+        kids = subprocess.run(["pgrep", "-P", str(os.getpid())], capture_output=True, text=True).stdout.split()
+        for pid in kids:
+            if "serve" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+                os.kill(int(pid), signal.SIGKILL)
+
+    turns = [[("apply_patch", {"patch": FIX})], [("run_tests", {})], "fixed"]
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 3:  # after the patch landed: the server is killed (OOM, a stray kill)
+            kill_the_server()
+        turn = turns[min(len(messages) // 2, len(turns) - 1)]
+        if isinstance(turn, str):
+            return ModelResponse(parts=[TextPart(turn)])
+        return ModelResponse(parts=[ToolCallPart(name, args) for name, args in turn])
+
+    with anyio.fail_after(120):
+        result = await solve("fix add", buggy_repo, FunctionModel(respond), server=server)
+    assert result.outcome == "failure"
+    assert result.error is not None
+    assert result.error.startswith("ServerLost:")
+    assert "a + b" in (buggy_repo / "calc.py").read_text()  # what landed stays, and the diff says so
+    assert "+    return a + b" in result.final_diff
