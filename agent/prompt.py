@@ -37,19 +37,32 @@ def instructions(use_skills: bool) -> str:
 #: The answer's `Used skills: ...` line (markdown emphasis and backticks allowed around the label).
 _USED_LINE = re.compile(r"^[\s*_`>#-]*used[ _-]?skills?[*_`]*\s*:[*_`]*(?P<ids>.*)$", re.IGNORECASE | re.MULTILINE)
 _ID_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/-]*")
+#: A markdown list item (`- x`, `* x`, `+ x`, `1. x`, `2) x`): a label with nothing after it names the list below.
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)])\s+(?P<item>.*)$")
 
 
 def used_skills(answer: str, shown: list[str]) -> list[str]:
     """The skills the final answer's last `Used skills:` line names, kept only when they were shown in this session.
 
-    An id the model never saw (made up, or remembered from another session) earns nothing; no line means none.
+    A label alone on its line names the markdown list right under it. An id the model never saw (made up, or
+    remembered from another session) earns nothing; no line means none.
     Ids are matched case-insensitively and returned as they were shown, first mention first.
     """
     lines = list(_USED_LINE.finditer(answer))
     if not lines:
         return []
+    last = lines[-1]
+    ids = last["ids"]
+    if not ids.strip(" \t*_`"):  # `Used skills:` alone on its line: the list items right under it
+        items = []
+        for line in answer[last.end() :].lstrip("\r\n").splitlines():
+            item = _LIST_ITEM.match(line)
+            if item is None:
+                break
+            items.append(item["item"])
+        ids = " ".join(items)
     known = {s.lower(): s for s in shown}
-    named = (known.get(token.rstrip(".:/").lower()) for token in _ID_TOKEN.findall(lines[-1]["ids"]))
+    named = (known.get(token.rstrip(".:/").lower()) for token in _ID_TOKEN.findall(ids))
     return list(dict.fromkeys(s for s in named if s is not None))
 
 

@@ -5,7 +5,8 @@ prompt with their provenance. The model then loops (run_tests, read, search_skil
 the usage limits. The outcome comes from the last test run (rerun by the harness when a patch landed after it),
 and the trajectory is closed with it and with the skills the final answer names as applied (`Used skills: ...`),
 kept only when the model was shown them: only those skills' confidence moves with the outcome. A hit limit, a
-timeout or a model error end the run as a `failure` that names the cause; they are results, not exceptions.
+timeout, a model error or the server going away end the run as a `failure` that names the cause (`limit`,
+`error`); they are results, not exceptions.
 """
 
 from __future__ import annotations
@@ -25,13 +26,18 @@ from pydantic_ai.usage import RunUsage, UsageLimits
 
 from agent.prompt import instructions, skill_query, used_skills, user_prompt
 from agent.server import ServerCommand, model_tools, skillbank_toolset
-from agent.session import Progress, Session
+from agent.session import Progress, ServerLost, Session
 from agent.tree import is_git_repo, snapshot, tree_diff
 from agent.workspace_tools import workspace_toolset
 from skills_store.search.relevance import suggest_threshold
 
 #: Skills put in the prompt: at most this many, each reaching the suggestion threshold (`suggest_threshold`).
 PROMPT_SKILLS = 3
+#: Slips the model is told about and may make again before the run ends as a `failure` with an error: per run, an
+#: empty or unusable final reply; per tool name, a call of a tool that does not exist or with arguments that do not
+#: fit its schema (the count of a real tool starts over at its next good call). pydantic-ai's default of 1 ended a
+#: run at a small model's second misnamed tool or empty reply, whatever budget it had left.
+MODEL_RETRIES = 5
 
 
 class Limits(BaseModel):
@@ -146,6 +152,7 @@ async def solve(
     box: dict[str, Any] = {}
     limit: Literal["max_requests", "max_tokens", "timeout"] | None = None
     error: str | None = None
+    lost = False
 
     async def on_workspace_call(tool: str, args: dict[str, object], summary: str) -> None:
         await session.workspace_call(tool, dict(args), summary)
@@ -172,6 +179,7 @@ async def solve(
                 agent: Agent[None, str] = Agent(
                     model,
                     instructions=instructions(use_skills),
+                    retries={"tools": MODEL_RETRIES, "output": MODEL_RETRIES},
                     toolsets=[
                         model_tools(toolset, use_skills=use_skills),
                         workspace_toolset(workspace, on_workspace_call),
@@ -182,10 +190,17 @@ async def solve(
                 limit = "max_requests" if "request_limit" in str(exc) else "max_tokens"
             except (ModelAPIError, AgentRunError) as exc:
                 error = f"{type(exc).__name__}: {exc}"
+            except ServerLost as exc:
+                lost = True
+                error = f"ServerLost: {exc}"
         if scope.cancelled_caught:
             limit = "timeout"
-        if limit != "timeout" and (session.last_run is None or session.patched_since_run):
-            await session.run_tests()
+        if not lost and limit != "timeout" and (session.last_run is None or session.patched_since_run):
+            try:
+                await session.run_tests()
+            except ServerLost as exc:
+                lost = True
+                error = error or f"ServerLost: {exc}"
         last = session.last_run
         passed = last is not None and last.get("status") == "passed" and not session.patched_since_run
         outcome: Literal["success", "failure"] = "success" if passed and limit is None and error is None else "failure"
@@ -197,8 +212,12 @@ async def solve(
         if used:
             session.say(f"used skills: {', '.join(used)}")
         with anyio.CancelScope(shield=True):
-            await session.record([{"kind": "message", "content": message}], task=task, outcome=outcome, final=True,
-                                 used_skills=used or None)  # fmt: skip
+            if not lost:  # a lost server can record nothing more: its trajectory stays as it last wrote it
+                try:
+                    await session.record([{"kind": "message", "content": message}], task=task, outcome=outcome,
+                                         final=True, used_skills=used or None)  # fmt: skip
+                except ServerLost as exc:
+                    error = error or f"ServerLost: {exc}"
     usage: RunUsage = box["run"].usage if "run" in box else RunUsage()
     final_diff = tree_diff(workspace, before, snapshot(workspace)) if before is not None else ""
     return AgentRunResult(

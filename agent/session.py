@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic_ai import RunContext
-from pydantic_ai.exceptions import ToolFailed
+from pydantic_ai.exceptions import ModelRetry, ToolFailed
 from pydantic_ai.mcp import CallToolFunc, MCPToolset
 
 from agent.prompt import compact_run
@@ -21,6 +21,11 @@ from skills_store.models import MAX_STEP_CONTENT_CHARS, MAX_TASK_CHARS
 from skills_store.truncate import truncate_text
 
 Progress = Callable[[str], None]
+
+
+class ServerLost(Exception):
+    """The skillbank server stopped answering the harness (it crashed, was killed, closed its pipe): the run ends
+    as a `failure` naming it, and nothing more can be recorded."""
 
 
 def _short(value: Any, limit: int = 120) -> str:
@@ -114,9 +119,17 @@ class Session:
 
     async def call(self, name: str, args: dict[str, Any]) -> Any:
         """A call made by the harness itself (captured by the server like the model's)."""
-        result = await self.toolset.direct_call_tool(name, args)
+        result = await self._direct(name, args)
         self.observe(name, args, result)
         return result
+
+    async def _direct(self, name: str, args: dict[str, Any]) -> Any:
+        """A harness call; a refusal of the tool is a `ToolFailed`, so a retry asked for here is the connection or
+        the protocol failing (`Connection closed` once the server is gone): `ServerLost`."""
+        try:
+            return await self.toolset.direct_call_tool(name, args)
+        except ModelRetry as exc:
+            raise ServerLost(f"the skillbank server stopped answering ({name}: {exc.message})") from exc
 
     async def try_call(self, name: str, args: dict[str, Any]) -> dict[str, Any] | None:
         """A harness call whose refusal is reported and survived (the run goes on without its result)."""
@@ -141,7 +154,7 @@ class Session:
         if isinstance(fields.get("task"), str):
             fields["task"] = truncate_text(fields["task"], MAX_TASK_CHARS)
         args = {"steps": steps, **{k: v for k, v in fields.items() if v is not None}}
-        result = await self.toolset.direct_call_tool("record_trajectory", args)
+        result = await self._direct("record_trajectory", args)
         if isinstance(result, dict):
             self.trajectory_id = result.get("trajectory_id", self.trajectory_id)
 

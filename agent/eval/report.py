@@ -52,9 +52,16 @@ def summarize(
     log: AttemptLog, split: dict[str, Any], train: list[str], heldout: list[str], config: Any, rounds: dict[str, Any]
 ) -> dict[str, Any]:
     out_rounds = []
+    # Only the attempts this run asked for: a rerun in the same --out with fewer tasks or attempts keeps the log's
+    # other lines (a later, larger run reuses them) but must not count them under a header that names fewer.
+    train_ids, heldout_ids = set(train), set(heldout)
+
+    def asked(records: list[AttemptRecord], tasks: set[str], attempts: int) -> list[AttemptRecord]:
+        return [x for x in records if x.task_id in tasks and x.attempt < attempts]
+
     for r in range(1, config.rounds + 1):
-        with_skills = log.select(round_=r, phase="heldout", condition="skills")
-        without = log.select(round_=r, phase="heldout", condition="no_skills")
+        with_skills = asked(log.select(round_=r, phase="heldout", condition="skills"), heldout_ids, config.attempts)
+        without = asked(log.select(round_=r, phase="heldout", condition="no_skills"), heldout_ids, config.attempts)
         comparison = paired(
             {x.pair_key: x.resolved for x in with_skills if x.valid},
             {x.pair_key: x.resolved for x in without if x.valid},
@@ -64,7 +71,9 @@ def summarize(
                 "round": r,
                 "skills_in_bank": rounds.get(str(r), {}).get("skills"),
                 "skills_added": rounds.get(str(r), {}).get("added"),
-                "train": condition_stats(log.select(round_=r, phase="train", condition="skills")),
+                "train": condition_stats(
+                    asked(log.select(round_=r, phase="train", condition="skills"), train_ids, config.train_attempts)
+                ),
                 "heldout": {"skills": condition_stats(with_skills), "no_skills": condition_stats(without)},
                 "paired": comparison.model_dump() | {"difference": comparison.difference},
             }

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from agent.run import Limits, solve
@@ -155,3 +155,67 @@ async def test_a_long_task_and_a_runaway_reply_are_cut_for_the_trajectory_not_a_
     assert traj["task"].startswith("make test_add pass.")
     assert max(len(s["content"]) for s in traj["steps"]) <= 1_000_000
     assert any("characters truncated" in s["content"] for s in traj["steps"])
+
+
+async def test_a_misnamed_tool_or_an_empty_reply_now_and_then_does_not_end_the_run(buggy_repo: Path, server) -> None:
+    # a small model calls a tool that does not exist and answers with nothing, twice each over its run (pydantic-ai's
+    # default budget of one retry per run ended it at the second, with an error, though it went on to fix the bug)
+    model = scripted([
+        [("bash", {"cmd": "cat calc.py"})],
+        "",
+        [("read_file", {"path": "calc.py"})],
+        [("edit_file", {"path": "calc.py"})],
+        "",
+        [("apply_patch", {"patch": FIX})],
+        [("run_tests", {})],
+        "fixed",
+    ])  # fmt: skip
+    with anyio.fail_after(120):
+        result = await solve("fix add", buggy_repo, model, server=server)
+    assert result.error is None
+    assert result.outcome == "success"
+    assert result.message == "fixed"
+
+
+async def test_a_model_that_only_ever_misnames_tools_still_ends_before_the_request_limit(
+    buggy_repo: Path, server
+) -> None:
+    model = scripted([[("bash", {"cmd": "ls"})]] * 40)
+    with anyio.fail_after(120):
+        result = await solve("fix add", buggy_repo, model, server=server, limits=Limits(max_requests=40))
+    assert result.outcome == "failure"
+    assert result.error is not None
+    assert "bash" in result.error
+    assert result.requests < 40
+
+
+async def test_a_server_that_dies_mid_run_ends_it_as_a_failure_naming_that_not_a_traceback(
+    buggy_repo: Path, server
+) -> None:
+    import os
+    import signal
+    import subprocess
+
+    def kill_the_server() -> None:
+        kids = subprocess.run(["pgrep", "-P", str(os.getpid())], capture_output=True, text=True).stdout.split()
+        for pid in kids:
+            if "serve" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace"):
+                os.kill(int(pid), signal.SIGKILL)
+
+    turns = [[("apply_patch", {"patch": FIX})], [("run_tests", {})], "fixed"]
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 3:  # after the patch landed: the server is killed (OOM, a stray kill)
+            kill_the_server()
+        turn = turns[min(len(messages) // 2, len(turns) - 1)]
+        if isinstance(turn, str):
+            return ModelResponse(parts=[TextPart(turn)])
+        return ModelResponse(parts=[ToolCallPart(name, args) for name, args in turn])
+
+    with anyio.fail_after(120):
+        result = await solve("fix add", buggy_repo, FunctionModel(respond), server=server)
+    assert result.outcome == "failure"
+    assert result.error is not None
+    assert result.error.startswith("ServerLost:")
+    assert "a + b" in (buggy_repo / "calc.py").read_text()  # what landed stays, and the diff says so
+    assert "+    return a + b" in result.final_diff

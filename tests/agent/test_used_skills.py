@@ -66,6 +66,21 @@ def test_the_answer_line_names_skills_and_only_shown_ones_count() -> None:
     assert used_skills("Used skills: sk-a\nOn second thought:\nUsed skills: sk-b", shown) == ["sk-b"]
 
 
+def test_a_used_skills_label_followed_by_a_list_names_the_listed_skills() -> None:
+    # models write the label, then a markdown list: the ids on the lines below counted for nothing (no credit, no
+    # confidence move for a skill the model says it applied)
+    shown = ["sk-a", "sk-b", "sk-c"]
+    assert used_skills("Fixed.\n\n**Used skills:**\n- `sk-b`: the off-by-one\n- SK-A\n\nDone.", shown) == [
+        "sk-b",
+        "sk-a",
+    ]
+    assert used_skills("Fixed.\nUsed skills:\n1. sk-c\n2) sk-a", shown) == ["sk-c", "sk-a"]
+    assert used_skills("Fixed.\nUsed skills:\n  * sk-b", shown) == ["sk-b"]
+    # only the list right under the label: a later paragraph mentioning a skill is not part of it
+    assert used_skills("Used skills:\n- none\n\nI read sk-a first.", shown) == []
+    assert used_skills("Used skills:\nI read sk-a but it did not help.", shown) == []
+
+
 def test_only_the_skills_run_asks_the_model_to_name_its_skills() -> None:
     assert "Used skills:" in instructions(use_skills=True)
     assert "Used skills" not in instructions(use_skills=False)

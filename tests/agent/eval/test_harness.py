@@ -74,6 +74,24 @@ def test_a_rerun_resumes_without_redoing_finished_attempts(small_tasks: Path, tm
     assert len(summary["rounds"]) == 2
 
 
+def test_a_rerun_with_fewer_attempts_or_tasks_reports_only_those_it_was_asked_for(
+    small_tasks: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "eval"
+    run_eval(config(small_tasks, out, "scripted:gold", attempts=2, train_attempts=2), os.environ)
+    # the same --out, asked for less: the report describes 1 held-out task, 1 attempt, 1 training task and attempt,
+    # so its counts must be of those (they were of everything the log held: 4 held-out attempts per condition)
+    summary = run_eval(config(small_tasks, out, "scripted:gold", max_train=1, max_heldout=1), os.environ)
+    assert summary["heldout_tasks"] == 1
+    rnd = summary["rounds"][0]
+    for cond in ("skills", "no_skills"):
+        assert (rnd["heldout"][cond]["attempts"], rnd["heldout"][cond]["tasks"]) == (1, 1)
+    assert rnd["train"]["attempts"] == 1
+    assert rnd["paired"]["pairs"] == 1
+    assert summary_of(config(small_tasks, out, "scripted:gold", max_train=1, max_heldout=1)) == summary
+    assert len((out / "attempts.jsonl").read_text().splitlines()) == 2 * 2 + 2 * 2 * 2  # nothing was dropped
+
+
 def test_resuming_with_another_model_or_task_set_is_refused(small_tasks: Path, tmp_path: Path) -> None:
     out = tmp_path / "eval"
     run_eval(config(small_tasks, out, "scripted:wrong"), os.environ)
