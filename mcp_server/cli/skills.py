@@ -190,11 +190,12 @@ def export(
     skills, _ = _list_skills(settings, Filters(min_confidence=min_confidence), 10**9)
     if format == "skill-md" or target is not None:
         skills = [s for s in skills if s.status == "active"]
-        from skills_store.skill_md import export_skills
+        from skills_store.skill_md import publish_skills
 
         with clean_errors():
-            written = export_skills(skills, out_dir)
-        typer.echo(f"wrote {len(written)} SKILL.md folder(s) to {out_dir}")
+            written, removed = publish_skills(skills, out_dir)
+        stale = f", removed {len(removed)} stale one(s) of earlier exports" if removed else ""
+        typer.echo(f"wrote {len(written)} SKILL.md folder(s) to {out_dir}{stale}")
         return
     text = dump_skills(skills)
     if out in (None, "-"):
