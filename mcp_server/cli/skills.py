@@ -187,6 +187,8 @@ def export(
         refuse_store_path(out_dir, settings.home, "--for" if target else "--out")
     elif out not in (None, "-"):
         refuse_store_path(Path(out), settings.home)
+    if not bank_exists(settings):  # said on stderr; an earlier export at --out (a backup, published skills) stays
+        return
     skills, _ = _list_skills(settings, Filters(min_confidence=min_confidence), 10**9)
     if format == "skill-md" or target is not None:
         skills = [s for s in skills if s.status == "active"]

@@ -106,7 +106,11 @@ def export(
 
     stats = ExportStats()
     if out is not None:
-        refuse_store_path(out, load_settings().home)
+        home = load_settings().home
+        refuse_store_path(out, home)
+        if not (home / "trajectories.db").is_file():  # an unset or mistyped SKILLBANK_HOME: keep an earlier export
+            typer.echo(f"no trajectories recorded under {home} yet; {out} left as it was", err=True)
+            return
     with clean_errors(), _open_store() as store:
         stream = out.open("w", encoding="utf-8") if out else sys.stdout
         try:

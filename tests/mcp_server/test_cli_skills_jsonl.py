@@ -111,6 +111,25 @@ def test_a_fresh_home_lists_exports_and_searches_nothing_and_creates_nothing(hom
     assert list(home.iterdir()) == []
 
 
+def test_an_export_on_a_fresh_home_leaves_an_earlier_export_at_out_as_it_was(home: Path, tmp_path: Path) -> None:
+    """A home with no bank (an unset or mistyped SKILLBANK_HOME) truncated the backup named by --out to 0 bytes
+    ("wrote 0 skill(s)"), and a skill-md export there would have unpublished every skill of the folder."""
+    backup = tmp_path / "backup.jsonl"
+    backup.write_text(line() + "\n")
+    published = tmp_path / "skills" / "missing-module-0123abcd"
+    published.mkdir(parents=True)
+    (published / "SKILL.md").write_text("---\nname: missing-module-0123abcd\nmetadata:\n  generator: skillbank\n---\n")
+    app = build_app()
+    for command in (["--out", str(backup)], ["--format", "skill-md", "--out", str(tmp_path / "skills")]):
+        result = runner.invoke(app, ["skills", "export", *command])
+        assert result.exit_code == 0, result.output
+        assert result.stdout == ""
+        assert "no skill bank at" in result.stderr
+    assert backup.read_text() == line() + "\n"
+    assert (published / "SKILL.md").is_file()
+    assert list(home.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     "content",
     [

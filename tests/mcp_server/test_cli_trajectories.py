@@ -209,3 +209,17 @@ def test_close_stale_refuses_an_idle_time_it_cannot_count_and_closes_nothing(
     assert "--idle-hours" in result.output
     with SQLiteTrajectoryStore(skillbank_home / "trajectories.db") as store:
         assert store.get(filled["live"], with_steps=False).status == "open"
+
+
+def test_an_export_to_a_file_on_a_fresh_home_leaves_an_earlier_export_there(
+    skillbank_home: Path, tmp_path: Path
+) -> None:
+    """An unset or mistyped SKILLBANK_HOME truncated the earlier export at --out to 0 bytes ("wrote 0 trajectories")."""
+    out = tmp_path / "training.jsonl"
+    out.write_text('{"trajectory_id": "traj-1"}\n')
+    result = runner.invoke(app, ["export", "--format", "trl", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert f"no trajectories recorded under {skillbank_home} yet; {out} left as it was" in result.stderr
+    assert out.read_text() == '{"trajectory_id": "traj-1"}\n'
+    assert list(skillbank_home.iterdir()) == []
