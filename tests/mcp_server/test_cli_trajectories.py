@@ -223,3 +223,27 @@ def test_an_export_to_a_file_on_a_fresh_home_leaves_an_earlier_export_there(
     assert f"no trajectories recorded under {skillbank_home} yet; {out} left as it was" in result.stderr
     assert out.read_text() == '{"trajectory_id": "traj-1"}\n'
     assert list(skillbank_home.iterdir()) == []
+
+
+def test_an_export_while_a_server_closes_sessions_holds_each_trajectory_once(
+    skillbank_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages were read by offset, newest first: a session closed while the export ran pushed the others one place
+    down, and the last trajectory of a page came again at the top of the next one (twice in the training data)."""
+    import mcp_server.cli.trajectories as cli
+
+    monkeypatch.setattr(cli, "PAGE", 2)
+    with SQLiteTrajectoryStore(skillbank_home / "trajectories.db") as store:
+        for n in range(5):
+            tid = store.create(task=f"task {n}").trajectory_id
+            store.close_trajectory(tid, "success")
+        exported = []
+        for traj in cli._all(store, include_open=False):
+            exported.append(traj.trajectory_id)
+            if len(exported) > 3:
+                continue
+            late = store.create(task="closed during the export").trajectory_id  # the server, meanwhile
+            store.close_trajectory(late, "success")
+    assert len(exported) == len(set(exported)), exported
+    assert len(exported) >= 5
+    assert len(exported) < 20  # it ends
