@@ -58,3 +58,25 @@ def test_a_fresh_home_has_nothing_to_show_and_is_left_uncreated(tmp_path: Path) 
     assert read_trajectories(tmp_path, utcnow()) == []
     assert read_skills(tmp_path, utcnow()) == []
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_home_built_with_another_embedder_is_refused_before_anything_runs(
+    skillbank_home: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """The demo ran step 1 and 2 (a server that could not open the bank, searching nothing) and failed after ~25 s
+    naming `<out>/eval/home` instead of the --home given."""
+    from typer.testing import CliRunner
+
+    from mcp_server.cli import build_app
+
+    monkeypatch.setenv("SKILLBANK_EMBEDDER", "hash")
+    monkeypatch.setenv("SKILLBANK_STARTER_SKILLS", "false")
+    with open_bank(Settings()) as bank:
+        bank.upsert([_skill("sk-old", "traj-1")])
+    monkeypatch.setenv("SKILLBANK_EMBEDDER", "minilm")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(build_app(), ["demo", "--out", str(out), "--home", str(skillbank_home)])
+    assert result.exit_code == 2, result.output
+    assert f"--home {skillbank_home}: its skills were embedded with hash:384" in result.stderr
+    assert "all-MiniLM-L6-v2:384" in result.stderr
+    assert not out.exists()
