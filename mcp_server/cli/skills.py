@@ -283,6 +283,12 @@ def search(
     mode: Annotated[Literal["hybrid", "vector", "keyword"], typer.Option()] = "hybrid",
 ) -> None:
     """Search the bank the way `search_skills` does (without counting uses)."""
+    import re
+
+    from mcp_server.tools.search import BLANK_ADVICE, NOT_BLANK
+
+    if not re.search(NOT_BLANK, query):  # the tool's schema refuses it too; the bank answered 5 arbitrary skills
+        fail(BLANK_ADVICE)
     settings = load_settings()
     if not bank_exists(settings):
         return

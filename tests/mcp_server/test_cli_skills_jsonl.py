@@ -351,3 +351,16 @@ def test_numbers_must_be_json_numbers_not_strings_or_booleans(home: Path, tmp_pa
     assert runner.invoke(app, ["skills", "import", str(good)]).exit_code == 0
     shown = json.loads(runner.invoke(app, ["skills", "show", "sk-e", "--json"]).output)
     assert (shown["confidence"], shown["uses"], shown["created_at"][:19]) == (1.0, 4, "2026-01-02T03:04:05")
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\u200b\n\t"])
+def test_a_blank_search_is_refused_as_search_skills_refuses_it(home: Path, tmp_path: Path, query: str) -> None:
+    """The CLI answered five arbitrary skills (relevance 0.01-0.03) where the MCP tool refuses a blank query."""
+    source = tmp_path / "skills.jsonl"
+    source.write_text(line() + "\n")
+    app = build_app()
+    assert runner.invoke(app, ["skills", "import", str(source)]).exit_code == 0
+    result = runner.invoke(app, ["skills", "search", query])
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert "the query is blank" in result.stderr
