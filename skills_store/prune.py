@@ -86,11 +86,27 @@ def archive_skills(skills: list[Skill], archive: Path) -> None:
         os.fsync(fh.fileno())
 
 
+def _unchanged(catalog: Catalog, planned: PruneCandidate, current: Skill) -> bool:
+    """Whether nothing spared `current` since it was planned: not shown to an agent nor updated since, its
+    confidence not raised, not sent back to review."""
+    return (
+        current.status != "candidate"
+        and current.confidence <= planned.skill.confidence
+        and last_active(catalog, current) <= planned.last_active
+    )
+
+
 def apply_prune(bank: SkillBank, candidates: list[PruneCandidate], archive: Path) -> int:
-    """Archive the candidates, then delete them; returns how many were deleted."""
+    """Archive the candidates, then delete them; returns how many were deleted.
+
+    A candidate is checked again first: the plan may be seconds old (the CLI loads the model in between), and one
+    that a running server showed an agent, or whose confidence an outcome raised, meanwhile stays.
+    """
     if not candidates:
         return 0
-    ids = [c.skill.skill_id for c in candidates]
-    current = bank.catalog.get(ids)
+    planned = {c.skill.skill_id: c for c in candidates}
+    current = [s for s in bank.catalog.get(list(planned)) if _unchanged(bank.catalog, planned[s.skill_id], s)]
+    if not current:
+        return 0
     archive_skills(current, archive)
     return bank.delete([s.skill_id for s in current])

@@ -28,6 +28,7 @@ invalid SKILL.md imports nothing and names every problem.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -186,3 +187,39 @@ def export_skills(skills: list[Skill], out_dir: Path) -> list[Path]:
         _write_atomic(path, render(skill))
         written.append(path)
     return written
+
+
+def _written_by_skillbank(skill_md: Path) -> bool:
+    """Whether `skill_md` is an export of skillbank's (its metadata says `generator: skillbank`); an unreadable or
+    hand-written one is not."""
+    from skills_store.skill_md_read import split_frontmatter
+
+    try:
+        front, _ = split_frontmatter(skill_md.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, InvalidInput):
+        return False
+    meta = front.get("metadata")
+    return isinstance(meta, dict) and meta.get("generator") == "skillbank"
+
+
+def publish_skills(skills: list[Skill], out_dir: Path) -> tuple[list[Path], list[Path]]:
+    """`export_skills`, then the SKILL.md files skillbank wrote there earlier that this export did not write again are
+    removed (a skill since pruned, merged, deleted or under `--min-confidence`, or retitled: its folder name follows
+    the title, and the old folder kept the old text under the same skill_id, which made the folder fail to import).
+    A hand-written skill is never touched; a folder is removed only when its SKILL.md was all it held.
+
+    Returns (written, removed) SKILL.md paths.
+    """
+    written = export_skills(skills, out_dir)
+    keep = {path.parent.name for path in written}
+    removed = []
+    for folder in sorted(out_dir.iterdir()):
+        skill_md = folder / "SKILL.md"
+        if folder.name in keep or folder.is_symlink() or not folder.is_dir() or not skill_md.is_file():
+            continue
+        if _written_by_skillbank(skill_md):
+            skill_md.unlink()
+            removed.append(skill_md)
+            with contextlib.suppress(OSError):  # other files of the user's stay, and their folder with them
+                folder.rmdir()
+    return written, removed

@@ -187,14 +187,17 @@ def export(
         refuse_store_path(out_dir, settings.home, "--for" if target else "--out")
     elif out not in (None, "-"):
         refuse_store_path(Path(out), settings.home)
+    if not bank_exists(settings):  # said on stderr; an earlier export at --out (a backup, published skills) stays
+        return
     skills, _ = _list_skills(settings, Filters(min_confidence=min_confidence), 10**9)
     if format == "skill-md" or target is not None:
         skills = [s for s in skills if s.status == "active"]
-        from skills_store.skill_md import export_skills
+        from skills_store.skill_md import publish_skills
 
         with clean_errors():
-            written = export_skills(skills, out_dir)
-        typer.echo(f"wrote {len(written)} SKILL.md folder(s) to {out_dir}")
+            written, removed = publish_skills(skills, out_dir)
+        stale = f", removed {len(removed)} stale one(s) of earlier exports" if removed else ""
+        typer.echo(f"wrote {len(written)} SKILL.md folder(s) to {out_dir}{stale}")
         return
     text = dump_skills(skills)
     if out in (None, "-"):
@@ -280,6 +283,12 @@ def search(
     mode: Annotated[Literal["hybrid", "vector", "keyword"], typer.Option()] = "hybrid",
 ) -> None:
     """Search the bank the way `search_skills` does (without counting uses)."""
+    import re
+
+    from mcp_server.tools.search import BLANK_ADVICE, NOT_BLANK
+
+    if not re.search(NOT_BLANK, query):  # the tool's schema refuses it too; the bank answered 5 arbitrary skills
+        fail(BLANK_ADVICE)
     settings = load_settings()
     if not bank_exists(settings):
         return

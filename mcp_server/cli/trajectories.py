@@ -84,11 +84,15 @@ def show(
 
 
 def _all(store, include_open: bool) -> Iterator:
-    offset = 0
+    """Every trajectory, each once: pages come newest first by offset, so one created or closed meanwhile (a
+    running server) pushes the rest down and a page begins with some already given; those are skipped."""
+    offset, seen = 0, set()
     while True:
         page = store.list(status=None if include_open else "closed", limit=PAGE, offset=offset)
         for traj in page:
-            yield store.get(traj.trajectory_id)
+            if traj.trajectory_id not in seen:
+                seen.add(traj.trajectory_id)
+                yield store.get(traj.trajectory_id)
         if len(page) < PAGE:
             return
         offset += PAGE
@@ -106,7 +110,11 @@ def export(
 
     stats = ExportStats()
     if out is not None:
-        refuse_store_path(out, load_settings().home)
+        home = load_settings().home
+        refuse_store_path(out, home)
+        if not (home / "trajectories.db").is_file():  # an unset or mistyped SKILLBANK_HOME: keep an earlier export
+            typer.echo(f"no trajectories recorded under {home} yet; {out} left as it was", err=True)
+            return
     with clean_errors(), _open_store() as store:
         stream = out.open("w", encoding="utf-8") if out else sys.stdout
         try:

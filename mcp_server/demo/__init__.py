@@ -42,6 +42,8 @@ def run_demo(
         raise DemoArgumentError(f"--out {out} exists and is not an empty directory; pick a new one")
     if home is not None and out is not None and home.resolve().is_relative_to(out.resolve()):
         raise DemoArgumentError(f"--home {home} must not be inside --out {out}")
+    if home is not None:
+        check_home_embedder(home, embedder)
     out = out or Path(tempfile.mkdtemp(prefix="skillbank-demo-"))
     out.mkdir(parents=True, exist_ok=True)
     steps = Steps(console)
@@ -61,6 +63,28 @@ def run_demo(
         + f"; total {steps.total:.1f} s"
     )  # fmt: skip
     return result
+
+
+def check_home_embedder(home: Path, embedder: str) -> None:
+    """Refuse (`DemoArgumentError`, before anything runs) a `--home` whose skills another embedder made: the demo's
+    server could not open that bank, searched nothing through step 2 and the demo failed after it, naming
+    `<out>/eval/home` rather than the `--home` given."""
+    from skills_store.catalog import Catalog
+    from skills_store.embedders.specs import build_inner
+
+    path = home / "catalog.db"
+    if not path.is_file():
+        return
+    with Catalog(path, readonly=True) as catalog:
+        stored = catalog.get_meta("embedder") if catalog.count() else None
+    built = build_inner(embedder)  # names the model; loads nothing
+    wanted = f"{built.name}:{built.dim}"
+    if stored is not None and stored != wanted:
+        raise DemoArgumentError(
+            f"--home {home}: its skills were embedded with {stored}, and this demo would use {wanted} "
+            f"(SKILLBANK_EMBEDDER={embedder}); set SKILLBANK_EMBEDDER to the embedder they were built with, or pick "
+            "another --home"
+        )
 
 
 def _exe() -> str:

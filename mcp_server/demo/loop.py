@@ -19,10 +19,13 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+
+from skills_store.models import utcnow
 
 SAMPLE = Path(__file__).with_name("sample_repo")
 MODEL = "scripted:gold"
@@ -117,21 +120,26 @@ class Progress:
         self.shown = done
 
 
-def read_trajectories(home: Path) -> list[Any]:
+def read_trajectories(home: Path, since: datetime) -> list[Any]:
+    """The trajectories this run recorded: those created since `since` (a `--home` may hold older ones, the user's
+    own sessions among them)."""
     from skills_store.trajectories.store import SQLiteTrajectoryStore
 
+    if not (home / "trajectories.db").is_file():
+        return []
     with SQLiteTrajectoryStore(home / "trajectories.db") as store:
-        return store.list(limit=1000)
+        return store.list(since=since, limit=1000)
 
 
-def read_skills(home: Path) -> list[Any]:
-    """The skills distilled from this data dir's trajectories (a `--home` may hold older skills too)."""
+def read_skills(home: Path, since: datetime) -> list[Any]:
+    """The skills distilled from the trajectories this run recorded (a `--home` may hold older skills, and older
+    trajectories they came from)."""
     from skills_store.catalog import Catalog
 
     path = home / "catalog.db"
     if not path.is_file():
         return []
-    ours = {t.trajectory_id for t in read_trajectories(home)}
+    ours = {t.trajectory_id for t in read_trajectories(home, since)}
     with Catalog(path, readonly=True) as catalog:
         return [s for s in catalog.get(catalog.iter_ids()) if ours & set(s.sources)]
 
@@ -177,7 +185,15 @@ def summary_paragraph(summary: dict[str, Any], attempts_path: Path) -> str:
 
 
 def run_eval_steps(
-    steps: Steps, tasks_dir: Path, eval_dir: Path, *, seed: int, embedder: str, test_python: str, env: dict[str, str]
+    steps: Steps,
+    tasks_dir: Path,
+    eval_dir: Path,
+    *,
+    seed: int,
+    embedder: str,
+    test_python: str,
+    env: dict[str, str],
+    since: datetime,
 ) -> dict[str, Any]:
     """Steps 2-4 through the eval harness; returns its summary."""
     from agent.eval.harness import EvalConfig, run_eval
@@ -189,12 +205,12 @@ def run_eval_steps(
     steps.line(f"bundled agent (agent.run.solve) with {MODEL}; server: skillbank serve, SKILLBANK_HOME={home}")
 
     def trained() -> None:
-        show_trajectories(steps, read_trajectories(home))
+        show_trajectories(steps, read_trajectories(home, since))
         steps.begin("Step 3/5: distillation: trajectories -> skills (heuristic distiller)")
 
     def heldout_begins() -> None:
         # Distillation is over: show what it learned before the held-out attempts start.
-        show_skills(steps, read_skills(home))
+        show_skills(steps, read_skills(home, since))
         steps.begin("Step 4/5: held-out tasks with vs without skills (eval report)")
 
     return run_eval(config, env, Progress(steps, trained, heldout_begins))
@@ -215,12 +231,13 @@ def run_loop(steps: Steps, out: Path, home: Path | None, *, n: int, seed: int, e
     steps.begin(f"Step 1/5: synthesize verified tasks from the bundled sample repo ({SAMPLE.name})")
     result.tasks = synthesize_tasks(steps, out / "tasks", n=n, seed=seed, test_python=test_python)
     env = {k: v for k, v in os.environ.items() if k != "SKILLBANK_HOME"}
+    since = utcnow()  # what a `--home` held before is not this run's
     result.summary = run_eval_steps(steps, out / "tasks", eval_dir, seed=seed, embedder=embedder,
-                                    test_python=test_python, env=env)  # fmt: skip
+                                    test_python=test_python, env=env, since=since)  # fmt: skip
     rnd = result.summary["rounds"][0]
     result.results, result.html = eval_dir / "results.json", eval_dir / "report.html"
-    result.trajectories = len(read_trajectories(data))
-    result.skills = read_skills(data)
+    result.trajectories = len(read_trajectories(data, since))
+    result.skills = read_skills(data, since)
     if rnd["train"]["resolved"] < 1:
         raise DemoError(f"the agent resolved none of the {rnd['train']['attempts']} training tasks; see {eval_dir}")
     if not result.skills:

@@ -11,8 +11,10 @@ closed continues in `claude-<session_id>.2`, `.3`, ...
 | PostToolUseFailure | a `tool_call` step with ok=false and the error                   |
 | SessionEnd         | a last `observation`; the trajectory closes, outcome inferred    |
 
-A Bash call that runs tests (pytest, npm test, go test, cargo test, ...) sets the trajectory's reward to 1.0 when it
-passed and 0.0 when it failed, so the outcome at SessionEnd follows the last test run. Calls to skillbank's own MCP
+A Bash call that runs tests (pytest, npm test, go test, cargo test, ...: a runner where the shell runs it, see
+`skills_store.trajectories.shell_tests`; `pip install pytest` or `cat pytest.ini` is no test run) sets the
+trajectory's reward to 1.0 when it passed and 0.0 when it failed, so the outcome at SessionEnd follows the last test
+run. Calls to skillbank's own MCP
 tools (`mcp__skillbank__*`) are skipped: the server captures them itself. Other events are ignored. Everything is
 redacted before it is stored. The hook adapter (`mcp_server.claude_hook`) reads stdin, calls `record_event`, and
 adds skills to Claude's context.
@@ -30,15 +32,12 @@ from skills_store.protocols import TrajectoryStore
 from skills_store.redact import Redactor
 from skills_store.repo_identity import repo_identity
 from skills_store.trajectories.closing import close_with_inferred_outcome
+from skills_store.trajectories.shell_tests import runs_tests
 from skills_store.truncate import truncate_text, truncate_value
 
 SOURCE = "claude-code"
 OWN_TOOLS = "mcp__skillbank__"
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-TEST_COMMAND_RE = re.compile(
-    r"\b(?:pytest|py\.test|tox|nox|unittest|(?:npm|pnpm|yarn|bun)(?: run)? test|go test|cargo (?:test|nextest)|"
-    r"mvn(?:w)? (?:test|verify)|gradlew? test|make (?:test|check)|rspec|jest|vitest|phpunit|ctest|dotnet test)\b"
-)
 #: Response fields that repeat whole files; they are dropped from the stored summary.
 BULKY_FIELDS = frozenset({"originalFile", "file", "structuredPatch"})
 ARG_CHARS = 4_000
@@ -118,7 +117,7 @@ def bash_test_reward(event: dict[str, Any]) -> float | None:
     """1.0 / 0.0 when the event is a Bash call that ran tests and passed / failed, else None."""
     raw_input = event.get("tool_input")
     command = raw_input.get("command") if isinstance(raw_input, dict) else None
-    if event.get("tool_name") != "Bash" or not isinstance(command, str) or not TEST_COMMAND_RE.search(command):
+    if event.get("tool_name") != "Bash" or not isinstance(command, str) or not runs_tests(command):
         return None
     return 1.0 if event["hook_event_name"] == "PostToolUse" else 0.0
 

@@ -273,3 +273,26 @@ def test_a_step_the_store_refuses_leaves_no_empty_trajectory(tmp_path: Path) -> 
     assert "limit" in err
     with SQLiteTrajectoryStore(tmp_path / "trajectories.db") as store:
         assert store.list() == []
+
+
+def test_installing_or_reading_about_a_test_runner_does_not_overwrite_the_last_test_runs_reward(
+    tmp_path: Path,
+) -> None:
+    """`pip install pytest-xdist` after a failing run matched the old `\\bpytest\\b` and set the reward to 1.0: the
+    session closed as a success with its tests failing."""
+    events = [
+        event("SessionStart", source="startup"),
+        event(
+            "PostToolUseFailure",
+            tool_name="Bash",
+            tool_input={"command": "pytest -q"},
+            error="Command exited with non-zero status code 1",
+        ),
+        event("PostToolUse", tool_name="Bash", tool_input={"command": "pip install pytest-xdist"}),
+        event("PostToolUse", tool_name="Bash", tool_input={"command": "cat pytest.ini"}),
+        event("SessionEnd", reason="prompt_input_exit"),
+    ]
+    for text in events:
+        assert call(tmp_path, text)[0] == 0
+    traj = stored(tmp_path)
+    assert (traj.status, traj.outcome, traj.reward) == ("closed", "failure", 0.0)

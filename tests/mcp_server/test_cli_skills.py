@@ -92,6 +92,37 @@ def test_a_skill_md_import_over_a_stored_skill_keeps_the_fields_the_file_does_no
     assert after.created_at == typo.created_at
 
 
+def test_re_exporting_skill_md_removes_its_stale_folders_and_keeps_hand_written_skills(
+    home: Path, tmp_path: Path
+) -> None:
+    """A retitled skill got a second folder under its new name, the old one kept the old text under the same
+    skill_id (agents read both, and importing the folder failed on the duplicate id); a deleted skill stayed
+    published."""
+    out = tmp_path / "skills"
+    assert runner.invoke(app, ["export", "--format", "skill-md", "--out", str(out)]).exit_code == 0
+    hand = out / "my-own-skill"
+    hand.mkdir()
+    (hand / "SKILL.md").write_text("---\nname: my-own-skill\ndescription: 'Mine. Use when you see: X.'\n---\n\nDo Y.\n")
+    [stale_folder] = [f for f in out.iterdir() if "sk-stale" in (f / "SKILL.md").read_text()]
+    (stale_folder / "notes.txt").write_text("the user's own file")
+    bank = open_bank(Settings())
+    [typo] = [s for s in bank.list_skills() if s.skill_id == "sk-typo"]
+    bank.upsert([typo.model_copy(update={"title": "NameError: a name that is not defined"})])
+    bank.delete(["sk-stale"])
+    bank.close()
+    result = runner.invoke(app, ["export", "--format", "skill-md", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "wrote 1 SKILL.md folder(s)" in result.output
+    assert "removed 2 stale one(s)" in result.output
+    published = sorted(f.name for f in out.iterdir() if (f / "SKILL.md").is_file())
+    assert published == ["my-own-skill", next(f.name for f in out.iterdir() if f.name.startswith("nameerror-a-name"))]
+    assert (stale_folder / "notes.txt").read_text() == "the user's own file"
+    assert not (stale_folder / "SKILL.md").exists()
+    result = runner.invoke(app, ["import", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "2 skill(s)" in result.output
+
+
 @pytest.mark.parametrize(("agent", "where"), [("claude", ".claude/skills"), ("codex", ".agents/skills")])
 def test_export_for_an_agent_writes_where_it_reads_project_skills(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str, where: str

@@ -111,6 +111,25 @@ def test_a_fresh_home_lists_exports_and_searches_nothing_and_creates_nothing(hom
     assert list(home.iterdir()) == []
 
 
+def test_an_export_on_a_fresh_home_leaves_an_earlier_export_at_out_as_it_was(home: Path, tmp_path: Path) -> None:
+    """A home with no bank (an unset or mistyped SKILLBANK_HOME) truncated the backup named by --out to 0 bytes
+    ("wrote 0 skill(s)"), and a skill-md export there would have unpublished every skill of the folder."""
+    backup = tmp_path / "backup.jsonl"
+    backup.write_text(line() + "\n")
+    published = tmp_path / "skills" / "missing-module-0123abcd"
+    published.mkdir(parents=True)
+    (published / "SKILL.md").write_text("---\nname: missing-module-0123abcd\nmetadata:\n  generator: skillbank\n---\n")
+    app = build_app()
+    for command in (["--out", str(backup)], ["--format", "skill-md", "--out", str(tmp_path / "skills")]):
+        result = runner.invoke(app, ["skills", "export", *command])
+        assert result.exit_code == 0, result.output
+        assert result.stdout == ""
+        assert "no skill bank at" in result.stderr
+    assert backup.read_text() == line() + "\n"
+    assert (published / "SKILL.md").is_file()
+    assert list(home.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     "content",
     [
@@ -332,3 +351,16 @@ def test_numbers_must_be_json_numbers_not_strings_or_booleans(home: Path, tmp_pa
     assert runner.invoke(app, ["skills", "import", str(good)]).exit_code == 0
     shown = json.loads(runner.invoke(app, ["skills", "show", "sk-e", "--json"]).output)
     assert (shown["confidence"], shown["uses"], shown["created_at"][:19]) == (1.0, 4, "2026-01-02T03:04:05")
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\u200b\n\t"])
+def test_a_blank_search_is_refused_as_search_skills_refuses_it(home: Path, tmp_path: Path, query: str) -> None:
+    """The CLI answered five arbitrary skills (relevance 0.01-0.03) where the MCP tool refuses a blank query."""
+    source = tmp_path / "skills.jsonl"
+    source.write_text(line() + "\n")
+    app = build_app()
+    assert runner.invoke(app, ["skills", "import", str(source)]).exit_code == 0
+    result = runner.invoke(app, ["skills", "search", query])
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    assert "the query is blank" in result.stderr

@@ -209,3 +209,41 @@ def test_close_stale_refuses_an_idle_time_it_cannot_count_and_closes_nothing(
     assert "--idle-hours" in result.output
     with SQLiteTrajectoryStore(skillbank_home / "trajectories.db") as store:
         assert store.get(filled["live"], with_steps=False).status == "open"
+
+
+def test_an_export_to_a_file_on_a_fresh_home_leaves_an_earlier_export_there(
+    skillbank_home: Path, tmp_path: Path
+) -> None:
+    """An unset or mistyped SKILLBANK_HOME truncated the earlier export at --out to 0 bytes ("wrote 0 trajectories")."""
+    out = tmp_path / "training.jsonl"
+    out.write_text('{"trajectory_id": "traj-1"}\n')
+    result = runner.invoke(app, ["export", "--format", "trl", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert f"no trajectories recorded under {skillbank_home} yet; {out} left as it was" in result.stderr
+    assert out.read_text() == '{"trajectory_id": "traj-1"}\n'
+    assert list(skillbank_home.iterdir()) == []
+
+
+def test_an_export_while_a_server_closes_sessions_holds_each_trajectory_once(
+    skillbank_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages were read by offset, newest first: a session closed while the export ran pushed the others one place
+    down, and the last trajectory of a page came again at the top of the next one (twice in the training data)."""
+    import mcp_server.cli.trajectories as cli
+
+    monkeypatch.setattr(cli, "PAGE", 2)
+    with SQLiteTrajectoryStore(skillbank_home / "trajectories.db") as store:
+        for n in range(5):
+            tid = store.create(task=f"task {n}").trajectory_id
+            store.close_trajectory(tid, "success")
+        exported = []
+        for traj in cli._all(store, include_open=False):
+            exported.append(traj.trajectory_id)
+            if len(exported) > 3:
+                continue
+            late = store.create(task="closed during the export").trajectory_id  # the server, meanwhile
+            store.close_trajectory(late, "success")
+    assert len(exported) == len(set(exported)), exported
+    assert len(exported) >= 5
+    assert len(exported) < 20  # it ends

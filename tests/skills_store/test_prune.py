@@ -90,3 +90,20 @@ def test_a_skill_awaiting_review_is_never_pruned(seeded, skill_factory) -> None:
     seeded.upsert([skill_factory("in-review", "Awaiting review", "p5", confidence=0.1, created_at=OLD,
                                  updated_at=OLD, status="candidate")])  # fmt: skip
     assert [c.skill.skill_id for c in plan_prune(seeded.catalog, unused_days=90)] == ["bad-old"]
+
+
+def test_a_skill_used_or_updated_after_the_plan_is_not_removed(seeded, skill_factory, tmp_path: Path) -> None:
+    """`skills prune --apply` plans from the catalog, then loads the model and Chroma (seconds): a skill a running
+    server showed an agent meanwhile, or whose outcome raised its confidence, was deleted all the same."""
+    seeded.upsert([skill_factory(f"bad-old-{n}", f"Bad and old {n}", f"q{n}", confidence=0.2, created_at=OLD,
+                                 updated_at=OLD) for n in (2, 3)])  # fmt: skip
+    plan = plan_prune(seeded.catalog, unused_days=90)
+    assert [c.skill.skill_id for c in plan] == ["bad-old", "bad-old-2", "bad-old-3"]
+    seeded.count_uses(["bad-old"])  # the server, meanwhile: shown to an agent
+    seeded.upsert([seeded.get("bad-old-2").model_copy(update={"confidence": 0.9})])  # an outcome raised it
+    archive = tmp_path / "pruned.jsonl"
+    assert apply_prune(seeded, plan, archive) == 1
+    assert sorted(s.skill_id for s in seeded.list_skills()) == [
+        "bad-new", "bad-old", "bad-old-2", "bad-used", "good-old"
+    ]  # fmt: skip
+    assert [r["skill_id"] for r in read_skill_records(archive)] == ["bad-old-3"]
