@@ -26,12 +26,9 @@ from typing import Any
 
 from skills_store.distill.signature import ErrorSignature, from_failure, from_output
 from skills_store.models import StoredStep, Trajectory
+from skills_store.trajectories.shell_tests import runs_tests
 from skills_store.trajectories.summaries import PatchSummary, TestRunSummary
 
-TEST_COMMAND_RE = re.compile(
-    r"\b(?:pytest|py\.test|tox|nox|unittest|(?:npm|pnpm|yarn|bun)(?: run)? test|go test|cargo (?:test|nextest)|"
-    r"jest|vitest|make (?:test|check))\b"
-)
 _TOTALS_FAILED_RE = re.compile(r"\b\d+ (?:failed|errors?)\b")
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write"})
 
@@ -129,7 +126,7 @@ def _mcp_test_run(step: StoredStep) -> TestRun | None:
 
 def _shell_test_run(step: StoredStep) -> TestRun | None:
     command = _dict(step.args).get("command")
-    if not isinstance(command, str) or not TEST_COMMAND_RE.search(command):
+    if not isinstance(command, str) or not runs_tests(command):
         return None
     result = _dict(step.result)
     output = "\n".join(str(result.get(k) or "") for k in ("stdout", "stderr")) + "\n" + step.content

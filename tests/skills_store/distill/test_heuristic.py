@@ -200,3 +200,23 @@ def test_a_batch_reports_every_trajectory_as_done(steps) -> None:
     result = HeuristicDistiller().distill_batch([steps.typo_fix("a"), steps.trajectory(tid="b")])
     assert result.done == ["a", "b"]
     assert [s.sources for s in result.drafts] == [["a"]]
+
+
+def test_a_shell_command_that_only_names_a_test_runner_is_no_test_run(steps) -> None:
+    failing_out = (
+        "=== short test summary info ===\nFAILED tests/test_shop.py::test_total - NameError: name 'itemz' is not "
+        "defined\n1 failed in 0.05s\n"
+    )
+    edit = {"tool": "Edit", "args": {"file_path": "/w/shop.py", "old_string": "    return sum(i.price for i in itemz)",
+            "new_string": "    return sum(i.price for i in items)"}, "result": {}, "ok": True}  # fmt: skip
+    failing = {"tool": "Bash", "args": {"command": "python -m pytest -q"}, "ok": False, "content": failing_out}
+    for command in ("pip install pytest-xdist", "cat pytest.ini", 'git commit -m "make test pass"'):
+        after = {"tool": "Bash", "args": {"command": command}, "result": {"stdout": "", "stderr": ""}, "ok": True}
+        traj = steps.trajectory(failing, edit, after, workspace="/w", source="claude-code")
+        assert HeuristicDistiller().distill([traj]) == [], command  # no run showed the edit worked
+    passing = {"tool": "Bash", "args": {"command": "cd /w && uv run pytest -q"},
+               "result": {"stdout": "3 passed in 0.04s", "stderr": ""}, "ok": True}  # fmt: skip
+    [skill] = HeuristicDistiller().distill(
+        [steps.trajectory(failing, edit, passing, workspace="/w", source="claude-code")]
+    )
+    assert skill.pattern == "NameError: name '<name>' is not defined"
