@@ -49,7 +49,7 @@ class AgenticSolver:
     def solve(self, ctx: SolveContext) -> SolveResult:
         import anyio
 
-        from agent.eval.records import is_api_error
+        from agent.eval.records import error_class, is_api_error
         from agent.run import solve
         from agent.tree import init_repo, is_git_repo, snapshot
 
@@ -70,14 +70,17 @@ class AgenticSolver:
             )
 
         outcome = anyio.run(run)
+        # The skillbank server dying under the run cut the model off: what it had changed so far is no candidate,
+        # and the attempt is the machine's failure (a rerun redoes it), not the model's.
+        lost = error_class(outcome.error) == "ServerLost"
         return SolveResult(
-            patch=outcome.final_diff,
+            patch="" if lost else outcome.final_diff,
             input_tokens=outcome.input_tokens,
             output_tokens=outcome.output_tokens,
             requests=outcome.requests,
             # A run the model's API ended before any change proposed no candidate: `solver_error`, not a failure
             # of the model (pydantic-ai's errors of the model itself, a tool retried too often, are its own).
-            candidates=0 if is_api_error(outcome.error) and not outcome.final_diff.strip() else 1,
+            candidates=0 if lost or (is_api_error(outcome.error) and not outcome.final_diff.strip()) else 1,
             best_reward=outcome.reward,
             skills_shown=list(outcome.skills_shown),
             trajectory_id=outcome.trajectory_id,

@@ -53,10 +53,12 @@ class AttemptRecord(BaseModel):
         return f"{self.task_id}#{self.attempt}"
 
 
-#: Errors of the machine or the configuration (sandbox.errors' `SandboxUnavailable` family and OSError's), not of
-#: the model: an attempt that ended in one says nothing about the model.
+#: Errors of the machine or the configuration (sandbox.errors' `SandboxUnavailable` family and OSError's, the
+#: skillbank server dying under the agent: agent.session's `ServerLost`), not of the model: an attempt that ended in
+#: one says nothing about the model.
 SETUP_ERRORS = ("SandboxUnavailable", "SandboxConfigError", "InterpreterNotFound", "WorkspaceUnavailable",
-                "BackendUnavailable", "WriteFailed", "OSError", "FileNotFoundError", "PermissionError")  # fmt: skip
+                "BackendUnavailable", "WriteFailed", "OSError", "FileNotFoundError", "PermissionError",
+                "ServerLost")  # fmt: skip
 
 
 #: The model's API failing (pydantic-ai's `ModelAPIError` family: a server error, a timeout, a rate limit past its

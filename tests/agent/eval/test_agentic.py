@@ -46,3 +46,25 @@ def test_a_relative_out_keeps_the_eval_data_out_of_the_task_copies(
     patches = [json.loads(line)["patch"] for line in (tmp_path / "ev" / "attempts.jsonl").read_text().splitlines()]
     assert patches
     assert not any("ev/home" in patch for patch in patches)
+
+
+def test_a_run_whose_skillbank_server_died_is_an_invalid_attempt_whatever_it_changed(
+    small_tasks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import agent.run
+    from agent.run import AgentRunResult
+
+    async def lost(*args: object, **kwargs: object) -> AgentRunResult:
+        return AgentRunResult(outcome="failure", reward=0.0, tests=None, tokens=0, input_tokens=0, output_tokens=0,
+                              requests=2, tool_calls=1, wall_s=0.1, trajectory_id=None,
+                              final_diff="--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n",
+                              error="ServerLost: the skillbank server stopped answering (closed)")  # fmt: skip
+
+    monkeypatch.setattr(agent.run, "solve", lost)
+    out = tmp_path / "eval"
+    config = EvalConfig(tasks=small_tasks, out=out, model="scripted:gold", mode="agentic", embedder="hash",
+                        test_python=PYTHON, max_train=1, max_heldout=1, timeout_s=120)  # fmt: skip
+    run_eval(config, os.environ)
+    records = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
+    assert records
+    assert {(r["status"], r["valid"], r["patch"]) for r in records} == {("solver_error", False, "")}

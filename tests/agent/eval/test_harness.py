@@ -212,6 +212,20 @@ def test_an_api_outage_is_an_invalid_attempt_that_a_rerun_redoes(
     assert heldout["skills"]["resolved"] == heldout["no_skills"]["resolved"] == 1
 
 
+def test_an_attempt_whose_skillbank_server_died_is_invalid_and_a_rerun_redoes_it(
+    small_tasks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "eval"
+    cfg = config(small_tasks, out, "scripted:gold", max_train=1, max_heldout=1)
+    _solver_failing_with(monkeypatch, "ServerLost: the skillbank server stopped answering (Connection closed)", 99)
+    run_eval(cfg, os.environ)
+    records = [json.loads(line) for line in (out / "attempts.jsonl").read_text().splitlines()]
+    assert {(r["status"], r["valid"]) for r in records} == {("solver_error", False)}
+    _solver_failing_with(monkeypatch, "unused", times=0)  # the server runs again: every attempt is redone
+    heldout = run_eval(cfg, os.environ)["rounds"][0]["heldout"]
+    assert heldout["skills"]["resolved"] == heldout["no_skills"]["resolved"] == 1
+
+
 def test_a_key_the_api_refuses_stops_the_eval_and_logs_nothing(
     small_tasks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
