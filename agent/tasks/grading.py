@@ -40,6 +40,9 @@ class Grade(BaseModel):
     duration_s: float
     patch_error: str | None = None
     """Why the patch could not be applied (then nothing ran and the grade is a valid failure)."""
+    detail: str | None = None
+    """Why graded tests did not pass, in a line (what `tasks check --gold` shows): the listed ids a finished run did
+    not report, or for a run that ended in neither `passed` nor `failed`, its first warning or last output line."""
 
 
 def check_test_python(test_python: str | None, given_as: str = "--python") -> None:
@@ -88,7 +91,21 @@ def grade_result(result: TestRunResult, tf: TaskFolder) -> Grade:
         pass_to_pass_passed=len(report.pass_to_pass.passed),
         pass_to_pass_total=report.pass_to_pass.total,
         duration_s=result.duration_s,
+        detail=_detail(result, report.fail_to_pass.missing + report.pass_to_pass.missing),
     )
+
+
+def _detail(result: TestRunResult, missing: list[str]) -> str | None:
+    parts = []
+    if missing and result.status in ("passed", "failed"):  # else the run's own reason below says why
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        parts.append(f"not in the run's results: {', '.join(missing[:3])}{more}")
+    if result.status not in ("passed", "failed"):
+        lines = [line.strip() for line in result.output_tail.splitlines() if line.strip()]
+        why = result.warnings[0] if result.warnings else (lines[-1] if lines else "")
+        if why:
+            parts.append(f"the run ended {result.status}: {' '.join(why.split())[:300]}")
+    return "; ".join(parts) or None
 
 
 def run_graded(workspace: Path, tf: TaskFolder, *, timeout_s: int, test_python: str | None) -> TestRunResult:

@@ -132,6 +132,9 @@ def check(
                 f"{result.fail_to_pass_passed}/{result.fail_to_pass_total}, pass_to_pass "
                 f"{result.pass_to_pass_passed}/{result.pass_to_pass_total}"
             )
+            why = None if result.resolved else (result.patch_error or result.detail)
+            if why:
+                typer.echo(f"     {' '.join(why.split())[:500]}")
     typer.echo(f"{len(folders)} task(s) checked" + (f", {bad} not resolved by their gold patch" if gold else ""))
     if bad:
         raise typer.Exit(1)

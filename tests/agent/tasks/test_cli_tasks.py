@@ -94,3 +94,26 @@ def test_a_rerun_of_the_same_synth_writes_nothing_and_exits_0(
     assert "2 already in the output dir (identical)" in again.stdout
     assert "wrote 0 task folder(s)" in again.stdout
     assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_check_gold_says_why_a_task_is_not_resolved(calc_repo: Path, tmp_path: Path, skillbank_home: Path) -> None:
+    out = tmp_path / "tasks"
+    args = ["synth", "--repo", str(calc_repo), "--out", str(out), "--n", "1", "--workers", "1", "--python", PYTHON]
+    assert runner.invoke(app, args).exit_code == 0
+    [folder] = [p for p in out.iterdir() if p.is_dir()]
+    ghost = folder.parent / "ghost"
+    import shutil
+
+    shutil.copytree(folder, ghost)
+    task = json.loads((ghost / "task.json").read_text())
+    real = task["fail_to_pass"][0]
+    task["task_id"], task["fail_to_pass"] = "ghost", [real.split("::")[0] + "::test_no_such_test"]
+    (ghost / "task.json").write_text(json.dumps(task))
+    gold = (folder / "gold.patch").read_text()
+    (folder / "gold.patch").write_text(gold.replace("\n-", "\n-#not there ", 1))
+    checked = runner.invoke(app, ["check", str(out), "--gold", "--python", PYTHON])
+    assert checked.exit_code == 1, checked.output
+    lines = checked.stdout.splitlines()
+    refused = lines[lines.index(next(line for line in lines if "gold patch patch_refused" in line)) + 1]
+    assert "#not there" in refused  # apply_patch's refusal, naming the line it could not find
+    assert "the run ended error: pytest exit 4: no test matches " + task["fail_to_pass"][0] in checked.stdout
