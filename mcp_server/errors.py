@@ -39,7 +39,7 @@ from sandbox.errors import (
     WorkspaceUnavailable,
     WriteFailed,
 )
-from skills_store.errors import ConfigError, InvalidInput, SkillStoreError
+from skills_store.errors import ConfigError, InvalidInput, SkillStoreError, StoreUnreachable
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,7 @@ ENVIRONMENT: tuple[tuple[type[Exception], str], ...] = (
     (SandboxUnavailable, "the server's sandbox is unavailable"),
     (SkillBankUnavailable, "the skill bank is unavailable on this server"),
     (ConfigError, "the server is misconfigured"),
+    (StoreUnreachable, "the skill bank's Chroma server (SKILLBANK_CHROMA_URL) did not answer; try again once it is up"),
     (SkillStoreError, "the server's storage failed"),
     (SandboxError, "the server's sandbox failed"),
     (sqlite3.Error, "the server's storage failed"),

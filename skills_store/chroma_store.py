@@ -34,9 +34,8 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from skills_store.datadir import creating
-from skills_store.errors import ConfigError, SkillStoreError
+from skills_store.errors import ConfigError, SkillStoreError, StoreUnreachable
 from skills_store.models import Skill
-from skills_store.record_sync import StoreUnreachable
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -9,6 +9,10 @@ class ConfigError(SkillStoreError):
     """The operator misconfigured something (bad data dir, unreachable Chroma URL); raised at startup."""
 
 
+class StoreUnreachable(SkillStoreError):
+    """The Chroma server (`SKILLBANK_CHROMA_URL`) did not answer a call made after the store opened."""
+
+
 class InvalidInput(SkillStoreError):
     """The caller (often a model) passed something it can fix; the message says what to change."""
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from skills_store.catalog import Catalog
-from skills_store.errors import ConfigError, SkillStoreError
+from skills_store.errors import ConfigError, StoreUnreachable
 from skills_store.models import Skill
 
 if TYPE_CHECKING:
@@ -44,10 +44,6 @@ log = logging.getLogger(__name__)
 
 CLOCK_SKEW_NS = 120 * 10**9
 """A catch-up re-reads what was written this long before its last sync too: instances' clocks may disagree."""
-
-
-class StoreUnreachable(SkillStoreError):
-    """The Chroma server (`SKILLBANK_CHROMA_URL`) did not answer a call made after the store opened."""
 
 
 def writer_id(catalog: Catalog) -> str:

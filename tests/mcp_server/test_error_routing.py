@@ -19,7 +19,7 @@ from mcp_server.services import build_deps
 from mcp_server.settings import Settings
 from sandbox.errors import BackendUnavailable, InterpreterNotFound, PatchError, WorkspaceUnavailable, WriteFailed
 from sandbox.patch import FileChange, PatchResult
-from skills_store.errors import ConfigError, InvalidInput
+from skills_store.errors import ConfigError, InvalidInput, StoreUnreachable
 
 pytestmark = pytest.mark.anyio
 
@@ -113,6 +113,7 @@ def test_a_workaround_the_sandbox_offers_reaches_the_model(caplog: pytest.LogCap
         (SkillBankUnavailable("the skill bank could not be opened: /x"), "skill bank is unavailable"),
         (ConfigError("bad SKILLBANK_CHROMA_URL http://10.0.0.3:8000"), "misconfigured"),
         (sqlite3.DatabaseError("database disk image is malformed"), "storage failed"),
+        (StoreUnreachable("the Chroma server at http://10.0.0.3:8000 did not answer"), "Chroma server"),
         (OSError(28, "No space left on device"), "system error"),
         (WriteFailed("/srv/ws/a.py: No space left on device"), "could not write the files"),
         (WorkspaceUnavailable("/srv/ws is gone"), "workspace is unavailable"),
