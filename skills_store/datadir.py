@@ -11,6 +11,7 @@ file lock per data dir (`creating`), and an empty file counts as a new database,
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
 import tempfile
@@ -63,7 +64,16 @@ def check_data_dir(home: Path) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        raise ConfigError(f"the data dir {home} is not writable: {exc.strerror}; fix its permissions") from exc
+        fix = _WRITE_FIXES.get(exc.errno or 0, "fix its permissions or set SKILLBANK_HOME to a writable directory")
+        raise ConfigError(f"the data dir {home} is not writable: {exc.strerror}; {fix}") from exc
+
+
+#: What to do about a data dir that cannot be written, by the error's errno (else: its permissions).
+_WRITE_FIXES = {
+    errno.EROFS: "its file system is mounted read-only: set SKILLBANK_HOME to a directory on a writable one",
+    errno.ENOSPC: "its disk is full: free space there or set SKILLBANK_HOME to a directory on another disk",
+    errno.EDQUOT: "your disk quota there is used up: free space or set SKILLBANK_HOME to a directory elsewhere",
+}
 
 
 def _check_sqlite(path: Path, what: str, fix: str) -> None:
