@@ -1,5 +1,5 @@
 """Cline: `cline_mcp_settings.json` of the Cline CLI (`$CLINE_DIR/data/settings`, default `~/.cline`) and of the
-VS Code extension (its globalStorage folder, when VS Code is installed).
+extension (its globalStorage folder) in each installed editor: VS Code, VS Code Insiders, VSCodium, Cursor, Windsurf.
 
 Both read the same entry: `command`, `args`, `env`, `disabled`, `timeout` (seconds per tool call: Cline's default
 of 60 is too short for a test suite, and 600 would end the wait just as a `run_tests` at its default limit answers,
@@ -30,26 +30,29 @@ def cli_file(target: Target) -> Path:
     return base / "data" / "settings" / "cline_mcp_settings.json"
 
 
-def vscode_user_dir(target: Target) -> Path:
+#: The folders of VS Code and of the editors built on it where the Cline extension keeps its globalStorage.
+EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+
+
+def vscode_user_dir(target: Target, editor: str = "Code") -> Path:
     if sys.platform == "darwin":
-        return target.home / "Library" / "Application Support" / "Code" / "User"
+        return target.home / "Library" / "Application Support" / editor / "User"
     if sys.platform == "win32" and target.env.get("APPDATA"):
-        return Path(target.env["APPDATA"]) / "Code" / "User"
+        return Path(target.env["APPDATA"]) / editor / "User"
     config = Path(target.env["XDG_CONFIG_HOME"]) if target.env.get("XDG_CONFIG_HOME") else target.home / ".config"
-    return config / "Code" / "User"
+    return config / editor / "User"
 
 
-def extension_file(target: Target) -> Path:
-    return vscode_user_dir(target) / "globalStorage" / EXTENSION_ID / "settings" / "cline_mcp_settings.json"
+def extension_file(target: Target, editor: str = "Code") -> Path:
+    return vscode_user_dir(target, editor) / "globalStorage" / EXTENSION_ID / "settings" / "cline_mcp_settings.json"
 
 
 def files(target: Target) -> list[Path]:
+    """The CLI's settings file, and the extension's in each installed editor (VS Code, Insiders, VSCodium, Cursor,
+    Windsurf)."""
     if target.scope == "project":
         raise InstallError("Cline's MCP settings are global; use --scope user (the default) with --workspace DIR")
-    found = [cli_file(target)]
-    if vscode_user_dir(target).is_dir():
-        found.append(extension_file(target))
-    return found
+    return [cli_file(target)] + [extension_file(target, e) for e in EDITORS if vscode_user_dir(target, e).is_dir()]
 
 
 def server_entry(target: Target) -> dict[str, Any]:

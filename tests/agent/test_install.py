@@ -202,6 +202,21 @@ def test_cline_install_writes_the_cli_and_the_vscode_settings_with_auto_approve_
     assert not ext_file.exists()
 
 
+def test_cline_install_writes_the_extension_settings_of_every_editor_built_on_vscode(home: Path, project: Path) -> None:
+    editors = ["Code - Insiders", "VSCodium", "Cursor"]
+    for editor in editors:
+        (home / ".config" / editor / "User").mkdir(parents=True)
+    code, out = cli("install", "cline", "--workspace", str(project))
+    assert code == 0, out
+    files = [home / ".config" / e / "User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"
+             for e in editors]  # fmt: skip
+    for path in files:
+        assert json.loads(path.read_text())["mcpServers"]["skillbank"]["args"] == ["serve", "--workspace", str(project)]
+    assert not (home / ".config" / "Code").exists()  # an editor that is not installed gets nothing
+    assert cli("uninstall", "cline", "--workspace", str(project))[0] == 0
+    assert not any(path.exists() for path in files)
+
+
 def test_the_examples_are_what_install_writes(home: Path, project: Path) -> None:
     examples = ROOT / "examples"
     claude = json.loads((examples / "claude" / ".mcp.json").read_text())["mcpServers"]["skillbank"]
