@@ -90,7 +90,8 @@ METHOD = f"""## Method
 - Features of a hit (`skills_store/search/relevance.py`): the query's error line fits a message template of the
   pattern (placeholders `<name>`, `...` and a lone capital as wildcards, parenthetical notes optional, alternatives
   `A / B` and `A -- or B` each a template from its exception type on, one without a type taking the previous one's,
-  or the line being the template cut at a word), one of its exception types is named by the pattern (or another
+  or the line being the template cut at a word, or a line typed with no quote mark at all fitting it with its quotes
+  left out), one of its exception types is named by the pattern (or another
   type is), the share of the pattern's literal words in the error lines, the query's quoted names found in the
   skill, the share of the names the skill's edit rule rewrites (its `before` side) that the failure names, cosine
   similarity and its margin over the query's other hits, BM25 and its margin, the reciprocal rank on each side, the

@@ -164,10 +164,13 @@ def rule_agreement(sig: Signature, skill: Skill) -> float:
 def fits(template: tuple[re.Pattern[str], str], line: str) -> bool:
     """The error line fits the template: the whole template matches in it (placeholders as any text), or the
     line's message is the template's message cut at a word (`SyntaxError: invalid syntax` against `SyntaxError:
-    invalid syntax at a walrus ...`), at least two words of it."""
+    invalid syntax at a walrus ...`), at least two words of it. A line with no quote mark at all (a message typed
+    by hand) fits a template whose quote marks are left out (`KeyError: user_id` fits `KeyError: '<name>'`)."""
     regex, literal = template
     if regex.search(line):
         return True
+    if not _QUOTE_MARK.search(line) and _QUOTE_MARK.search(literal) and _unquoted(regex.pattern).search(line):
+        return True  # typed by hand with no quotes at all (`No module named yaml`): the template's quotes optional
     head, _, message = line.partition(": ")
     t_head, _, t_message = literal.partition(": ")
     message = message.strip()
@@ -177,6 +180,15 @@ def fits(template: tuple[re.Pattern[str], str], line: str) -> bool:
         and t_message.startswith(message)
         and t_message[len(message) : len(message) + 1] in ("", " ")
     )
+
+
+_QUOTE_MARK = re.compile(r"""['"]""")
+
+
+@functools.lru_cache(maxsize=4096)
+def _unquoted(pattern: str) -> re.Pattern[str]:
+    """A template's regex with its quote marks optional."""
+    return re.compile(_QUOTE_MARK.sub(r"""['"]?""", pattern))
 
 
 @functools.lru_cache(maxsize=4096)

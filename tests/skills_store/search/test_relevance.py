@@ -125,6 +125,17 @@ def test_a_placeholder_that_lists_its_choices_fits_only_those(skill_factory) -> 
     assert features("AttributeError: module 'time' has no attribute 'clock'", skill_factory, shadow)["signature"] == 0
 
 
+def test_a_message_typed_without_quotes_fits_a_template_that_quotes(skill_factory) -> None:
+    module = {"title": "t", "pattern": "ModuleNotFoundError: No module named '<module>'", "strategy": "s"}
+    assert features("ModuleNotFoundError: No module named yaml", skill_factory, module)["signature"] == 1.0
+    assert features("KeyError: user_id", skill_factory, KEY_SKILL)["signature"] == 1.0
+    shadow = {"title": "t", "pattern": "AttributeError: module '<json|random>' has no attribute '<f>'", "strategy": "s"}
+    assert features("AttributeError: module json has no attribute loads", skill_factory, shadow)["signature"] == 1.0
+    assert features("AttributeError: module time has no attribute clock", skill_factory, shadow)["signature"] == 0.0
+    # A line that quotes is taken as written: its quotes must be where the template has them.
+    assert features("AttributeError: module 'json has no attribute loads", skill_factory, shadow)["signature"] == 0.0
+
+
 def test_a_one_word_message_does_not_fit_a_longer_template_by_its_prefix(skill_factory) -> None:
     skill = {"title": "t", "pattern": "ValueError: invalid literal for int() with base 10", "strategy": "s"}
     assert features("ValueError: invalid", skill_factory, skill)["signature"] == 0.0
