@@ -23,6 +23,7 @@ adds skills to Claude's context.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -109,8 +110,15 @@ def tool_step(event: dict[str, Any], redactor: Redactor) -> Step | None:
         result=_summary(event.get("tool_response"), redactor) if ok else {"is_interrupt": event.get("is_interrupt")},
         ok=ok,
         content="" if ok else truncate_text(redactor.redact_text(str(event.get("error") or "")), RESULT_CHARS),
-        duration_s=duration / 1000 if isinstance(duration, int | float) and duration >= 0 else None,
+        duration_s=_seconds(duration),
     )
+
+
+def _seconds(duration_ms: Any) -> float | None:
+    """A tool call's `duration_ms` in seconds; None for anything but a finite number >= 0 (a bool, a string)."""
+    if isinstance(duration_ms, bool) or not isinstance(duration_ms, int | float):
+        return None
+    return duration_ms / 1000 if math.isfinite(duration_ms) and duration_ms >= 0 else None
 
 
 def bash_test_reward(event: dict[str, Any]) -> float | None:

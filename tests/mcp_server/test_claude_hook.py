@@ -296,3 +296,13 @@ def test_installing_or_reading_about_a_test_runner_does_not_overwrite_the_last_t
         assert call(tmp_path, text)[0] == 0
     traj = stored(tmp_path)
     assert (traj.status, traj.outcome, traj.reward) == ("closed", "failure", 0.0)
+
+
+@pytest.mark.parametrize("duration", ["1e309", "-1", "true", '"12"', "NaN"])
+def test_a_tool_event_with_a_duration_that_is_no_number_of_ms_keeps_its_step_without_one(
+    tmp_path: Path, duration: str
+) -> None:
+    text = event("PostToolUse", tool_name="Edit", tool_input={"file_path": "p.py"}, tool_response={}, duration_ms=0)
+    assert call(tmp_path, text.replace('"duration_ms": 0', f'"duration_ms": {duration}'))[0] == 0
+    [step] = stored(tmp_path).steps
+    assert (step.tool, step.duration_s) == ("Edit", None)
