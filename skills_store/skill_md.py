@@ -189,11 +189,25 @@ def export_skills(skills: list[Skill], out_dir: Path) -> list[Path]:
     return written
 
 
+def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+    """(frontmatter mapping, body) of a SKILL.md; `InvalidInput` when the frontmatter is missing or not YAML."""
+    if not text.startswith("---"):
+        raise InvalidInput("SKILL.md must start with YAML frontmatter between '---' lines")
+    end = re.search(r"^---\s*$", text[3:], re.M)
+    if end is None:
+        raise InvalidInput("the frontmatter is not closed with a '---' line")
+    try:
+        front = yaml.safe_load(text[3 : 3 + end.start()])
+    except yaml.YAMLError as exc:
+        raise InvalidInput(f"the frontmatter is not valid YAML ({exc})") from None
+    if not isinstance(front, dict):
+        raise InvalidInput("the frontmatter must be a YAML mapping (name: ..., description: ...)")
+    return front, text[3 + end.end() :].strip()
+
+
 def _written_by_skillbank(skill_md: Path) -> bool:
     """Whether `skill_md` is an export of skillbank's (its metadata says `generator: skillbank`); an unreadable or
     hand-written one is not."""
-    from skills_store.skill_md_read import split_frontmatter
-
     try:
         front, _ = split_frontmatter(skill_md.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, InvalidInput):

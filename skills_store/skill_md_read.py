@@ -12,12 +12,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from skills_store.errors import InvalidInput
 from skills_store.models import Skill
-from skills_store.skill_md import MAX_DESCRIPTION, MAX_NAME, _as_read, _flat
+from skills_store.skill_md import MAX_DESCRIPTION, MAX_NAME, _as_read, _flat, split_frontmatter
 from skills_store.truncate import truncate_text
 
 ALLOWED_FIELDS = frozenset({"name", "description", "license", "allowed-tools", "metadata", "compatibility"})
@@ -34,22 +33,6 @@ def _split_sources(text: str) -> list[str]:
             if isinstance(value, list) and all(isinstance(v, str) for v in value):
                 return value
     return [x for x in text.split(",") if x]
-
-
-def split_frontmatter(text: str) -> tuple[dict[str, Any], str]:
-    """(frontmatter mapping, body) of a SKILL.md; `InvalidInput` when the frontmatter is missing or not YAML."""
-    if not text.startswith("---"):
-        raise InvalidInput("SKILL.md must start with YAML frontmatter between '---' lines")
-    end = re.search(r"^---\s*$", text[3:], re.M)
-    if end is None:
-        raise InvalidInput("the frontmatter is not closed with a '---' line")
-    try:
-        front = yaml.safe_load(text[3 : 3 + end.start()])
-    except yaml.YAMLError as exc:
-        raise InvalidInput(f"the frontmatter is not valid YAML ({exc})") from None
-    if not isinstance(front, dict):
-        raise InvalidInput("the frontmatter must be a YAML mapping (name: ..., description: ...)")
-    return front, text[3 + end.end() :].strip()
 
 
 def validate(front: dict[str, Any], folder: str | None) -> list[str]:
