@@ -9,6 +9,7 @@ from sandbox.errors import PatchError
 from sandbox.patch.feedback import Problem, Refusal, applied_summary
 from sandbox.patch.hunks import FileOutcome, apply_hunks
 from sandbox.patch.jail import Jail, check_creatable
+from sandbox.patch.missing import missing_file, same_name
 from sandbox.patch.models import MATCH_LEVELS, STRICT_LEVELS, FileAction, FileChange, MatchLevel
 from sandbox.patch.ops import FilePatch
 from sandbox.patch.overlay import DEFAULT_MODE, Entry, Overlay
@@ -126,17 +127,6 @@ class Planner:
         """The files a git rename or copy moved content onto whose own content no section moved away."""
         return [entry for entry in self.filled if not entry.vacated]
 
-    def _same_name(self, section: FilePatch) -> str:
-        """`: a file of that name is at x/y.py` for a path that names no file, when the workspace has such files."""
-        found = self.jail.same_name(section.path.candidates[0] if section.path.candidates else section.label())
-        if not found:
-            return ""
-        return (
-            f": a file of that name is at {found[0]}"
-            if len(found) == 1
-            else f": files of that name are at {', '.join(found)}"
-        )
-
     def fail(self, path: str, message: str, fix: str) -> _Skip:
         self.refusal.problems.append(Problem(path, message, fix))
         return _Skip()
@@ -152,34 +142,9 @@ class Planner:
         if source is None and _creates_from_nothing(section):
             self.add(section)
             return
-        if source is None and section.kind == "delete":
-            elsewhere = self._same_name(section)
-            self.refusal.problems.append(
-                Problem(
-                    section.label(),
-                    f"the file to delete does not exist (patch line {section.patch_line}): deleted already, or the "
-                    "path is wrong",
-                    f"check the path against the workspace{elsewhere}; leave the deletion out if it was made before",
-                    made_already=not elsewhere,
-                )
-            )
-            raise _Skip()
-        if source is None and section.new_path is not None and self.overlay.existing(section.new_path) is not None:
-            moved = section.new_path.written
-            raise self.fail(
-                section.label(),
-                f"the file does not exist (patch line {section.patch_line}), and {moved}, the path it moves to, "
-                "exists: it looks moved already",
-                f"if so, change {moved} instead (its own path, no move); otherwise check the path against the "
-                f"workspace{self._same_name(section)}",
-            )
         if source is None:
-            raise self.fail(
-                section.label(),
-                f"the file does not exist (patch line {section.patch_line})",
-                f"check the path against the workspace{self._same_name(section)}; to create a file use "
-                "`--- /dev/null` or `*** Add File:`",
-            )
+            self.refusal.problems.append(missing_file(section, self.jail, self.overlay))
+            raise _Skip()
         if source.binary:
             raise self.fail(source.rel, "this is a binary file", "apply_patch changes text files only")
         assert source.text is not None
@@ -223,7 +188,7 @@ class Planner:
             raise self.fail(
                 section.label(),
                 f"the file to {section.kind} does not exist (patch line {section.patch_line})",
-                f"check the `rename from` / `copy from` path against the workspace{self._same_name(section)}",
+                f"check the `rename from` / `copy from` path against the workspace{same_name(self.jail, section)}",
             )
         if source.binary or source.original is None:
             raise self.fail(source.rel, "this is a binary file", "apply_patch changes text files only")
