@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import urlparse
 
+import httpx
 import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
@@ -75,8 +76,6 @@ def _reaching(method: Callable[Concatenate[ChromaSkillStore, P], R]) -> Callable
 
     @functools.wraps(method)
     def wrapper(self: ChromaSkillStore, *args: P.args, **kwargs: P.kwargs) -> R:
-        import httpx
-
         try:
             return method(self, *args, **kwargs)
         except httpx.TransportError as exc:
