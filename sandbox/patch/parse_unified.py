@@ -10,24 +10,11 @@ import re
 from collections.abc import Iterator
 
 from sandbox.patch.git_meta import GIT_META, GitMeta, binary_refusal, is_binary_notice, record_meta
+from sandbox.patch.hunk_body import check_eof_marks, fill_hunk, header_anchor, line_op, new_hunk_line
 from sandbox.patch.ops import FileKind, FilePatch, Hunk, HunkLine, MalformedPatch, PathChoice
 from sandbox.patch.paths import DEV_NULL, git_header_names, git_prefixed, header_name, path_choice
 
 _NAME_PREFIXES = frozenset({"rename from ", "rename old ", "rename to ", "rename new ", "copy from ", "copy to "})
-_NUMBERS_RE = re.compile(r"-\d|\+\d")
-
-
-def _header_anchor(header: str) -> str:
-    """The text of a hunk header without line numbers (`@@ class B:`, `@@ @@ class B:`, `@@ class B: @@`), or ""
-    for a bare `@@` / `@@ @@` or a header whose numbers are malformed."""
-    text = header[2:].strip()
-    if text.startswith("@@"):
-        text = text[2:].strip()
-    if text.endswith("@@"):
-        text = text[:-2].strip()
-    return "" if _NUMBERS_RE.match(text) else text
-
-
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _COMBINED = ("diff --cc ", "diff --combined ")
 
@@ -230,19 +217,19 @@ class _Parser:
         if end is None:
             hunk = Hunk(number, start + 1, header, [])
             body, end = self.read_recounted(start + 1)
-            _fill(hunk, body)
+            fill_hunk(hunk, body)
         if match is not None:
             old_count = 1 if match.group(2) is None else int(match.group(2))
             old_line = int(match.group(1))
             hunk.old_start = old_line if old_count == 0 else max(old_line - 1, 0)
         else:
-            anchor = _header_anchor(header)
+            anchor = header_anchor(header)
             if anchor:  # `@@ class B:`: a Codex anchor in a diff, which the hunk goes after when it names a line
                 hunk.anchors, hunk.soft_anchors = [anchor], True
         if not hunk.lines:
             raise MalformedPatch(start + 1, f"hunk {number} has no lines", "give each hunk its context and changes")
         if hunk.eof_marks:
-            _check_eof_marks(hunk)
+            check_eof_marks(hunk)
         return hunk, end
 
     def read_counted(self, start: int, match: re.Match[str], hunk: Hunk) -> int | None:
@@ -278,9 +265,9 @@ class _Parser:
         if self.more_hunk_lines(i):
             return None
         if marked or self.has_cr:
-            _fill(hunk, lines[start + 1 : i])
+            fill_hunk(hunk, lines[start + 1 : i])
         else:  # only ' ', '-', '+' and empty lines: one comprehension, the lines counted above read once more
-            new = _new_line
+            new = new_hunk_line
             hunk.lines += [new(HunkLine, (raw[:1] or " ", raw[1:], False)) for raw in lines[start + 1 : i]]
         return i
 
@@ -288,7 +275,7 @@ class _Parser:
         """Whether hunk-shaped lines (not just blank ones) follow, up to the next header: the counts were short."""
         seen_text = False
         while i < self.n and not self.is_boundary(i):
-            op = _op(self.lines[i])
+            op = line_op(self.lines[i])
             if op is None:
                 return False
             seen_text = seen_text or self.lines[i].rstrip("\r") != ""
@@ -297,7 +284,7 @@ class _Parser:
 
     def read_recounted(self, i: int) -> tuple[list[str], int]:
         body: list[str] = []
-        while i < self.n and not self.is_boundary(i) and _op(self.lines[i]) is not None:
+        while i < self.n and not self.is_boundary(i) and line_op(self.lines[i]) is not None:
             body.append(self.lines[i])
             i += 1
         if i < self.n and not self.is_boundary(i):
@@ -352,61 +339,5 @@ def _combined_refusal(line: int) -> MalformedPatch:
     )
 
 
-_new_line = tuple.__new__  # builds a HunkLine without the NamedTuple's Python-level __new__ (parsing hot path)
-
-
-def _op(line: str) -> str | None:
-    if line in ("", "\r"):
-        return " "
-    head = line[0]
-    return head if head in " -+\\" else None
-
-
 def _old_empty(hunk: Hunk) -> bool:
     return not hunk.old_lines
-
-
-def _fill(hunk: Hunk, body: list[str]) -> None:
-    out = hunk.lines
-    append, new = out.append, _new_line
-    for raw in body:
-        cr = raw[-1:] == "\r"
-        text = raw[:-1] if cr else raw
-        head = text[:1]
-        if head == "\\":
-            if out:
-                _mark_no_newline(hunk)
-            continue
-        append(new(HunkLine, (head or " ", text[1:], cr)))
-
-
-def _check_eof_marks(hunk: Hunk) -> None:
-    """A `\\ No newline at end of file` marker says the line before it is its side's last line of the file, so
-    only lines of the other side may follow it: one in the middle of a hunk would take the final newline off a file
-    whose last line is not even the one it follows."""
-    assert hunk.eof_marks is not None
-    for at in hunk.eof_marks:
-        op = hunk.lines[at - 1].op
-        allowed = {"-": "+", "+": "-", " ": ""}[op]
-        if any(line.op != allowed for line in hunk.lines[at:]):
-            raise MalformedPatch(
-                hunk.patch_line,
-                f"in hunk {hunk.number}, a `\\ No newline at end of file` marker follows line {at} of the hunk, but"
-                " lines of its side come after it: the marker only follows the last line of the old or the new file",
-                "move the marker after the hunk's last `-` or `+` line (or its last context line), or remove it",
-            )
-
-
-def _mark_no_newline(hunk: Hunk) -> None:
-    if hunk.eof_marks is None:
-        hunk.eof_marks = []
-    hunk.eof_marks.append(len(hunk.lines))
-    last = hunk.lines[-1].op
-    if last in " -":
-        hunk.old_eof_newline = False
-    if last in " +":
-        hunk.new_eof_newline = False
-    if hunk.old_eof_newline is False and hunk.new_eof_newline is None:
-        hunk.new_eof_newline = True
-    if hunk.new_eof_newline is False and hunk.old_eof_newline is None:
-        hunk.old_eof_newline = True
