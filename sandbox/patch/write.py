@@ -24,25 +24,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import itertools
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+import sandbox.patch.backup as backup
 import sandbox.patch.rewrite as rewrite
 from sandbox.errors import PatchError, WriteFailed
 from sandbox.patch.dirs import Dirs, Place, TooManyDirectories
 
-_TEMP_PREFIX = ".skillbank-patch-"
-_TEMP_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-_NAMED_TRIES = 8
-_RANDOM_TRIES = 100
 #: A full disk or quota while room is made for the rewrites: the patch is refused with nothing changed.
 _DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
-_COUNTER = itertools.count()
-_PID = [os.getpid()]
-os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
 
 
 @dataclass
@@ -119,17 +111,17 @@ def commit(ops: list[WriteOp], root: Path, dirs: Dirs | None = None) -> None:
         for current, temp in staged:
             target = dirs.place(current.path)
             if current.original is not None:
-                _keep(target, id(current), kept)
+                backup.keep(target, id(current), kept)
             _replace(temp, target)
             done.append(current)
         for current in deletes:
             target = dirs.place(current.path)
-            _keep(target, id(current), kept)
+            backup.keep(target, id(current), kept)
             _unlink(target)
             done.append(current)
     except OSError as exc:
-        leftovers = _rollback(done, root, kept, dirs)
-        _drop(kept)
+        leftovers = backup.rollback(done, root, kept, dirs)
+        backup.drop(kept)
         finished = {id(op) for op in done}
         for op, size in grown:
             if id(op) not in finished:
@@ -141,7 +133,7 @@ def commit(ops: list[WriteOp], root: Path, dirs: Dirs | None = None) -> None:
                 f"apply_patch failed writing {where} ({exc}) and could not restore {', '.join(leftovers)}"
             ) from exc
         raise WriteFailed(f"apply_patch failed writing {where} ({exc}); every file was restored") from exc
-    _drop(kept)
+    backup.drop(kept)
     _remove_empty_parents({os.path.dirname(op.path) for op in deletes}, os.fspath(root), dirs)
     return None
 
@@ -186,7 +178,7 @@ def _stage_all(
             if parent not in known_dirs:
                 _make_parents(parent, os.fspath(root), created_dirs, dirs)
                 known_dirs.add(parent)
-            staged.append((op, _stage(dirs.place(op.path), op.data or b"", op.mode)))
+            staged.append((op, backup.stage(dirs.place(op.path), op.data or b"", op.mode)))
         except OSError as exc:
             raise _StagingFailed(op.path.relative_to(root).as_posix(), exc) from exc
 
@@ -225,7 +217,7 @@ def _write_over(op: WriteOp, done: list[WriteOp], dirs: Dirs) -> None:
     except OSError:
         fd = None
     if fd is None:
-        _replace_from_temp(place, data, mode)
+        backup.replace_from_temp(place, data, mode)
         done.append(op)
         return
     try:
@@ -233,16 +225,6 @@ def _write_over(op: WriteOp, done: list[WriteOp], dirs: Dirs) -> None:
         rewrite.overwrite(fd, data, mode)
     finally:
         os.close(fd)
-
-
-def _replace_from_temp(place: Place, data: bytes, mode: int | None) -> None:
-    temp = _stage(place, data, mode)
-    try:
-        os.replace(temp.name, place.name, src_dir_fd=temp.dir_fd, dst_dir_fd=place.dir_fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp.name, dir_fd=temp.dir_fd)
-        raise
 
 
 def _changed_since_read(op: WriteOp, dirs: Dirs) -> bool:
@@ -278,38 +260,6 @@ def _make_parents(parent: str, root: str, created: list[str], dirs: Dirs) -> Non
         created.append(directory)
 
 
-def _temp_file(dir_fd: int) -> tuple[int, str]:
-    """A new, empty temp file in the directory, open for writing: named by this process and a counter (random
-    names cost 1.5 of the 5.5 ms that staging 262 files takes), never following or reusing what is there (a name
-    taken, by a leftover or a planted link, moves on to the next; after a few, to random names)."""
-    for tries, random in ((_NAMED_TRIES, False), (_RANDOM_TRIES, True)):
-        for _ in range(tries):
-            tail = secrets.token_hex(8) if random else f"{_PID[0]}-{next(_COUNTER)}"
-            name = f"{_TEMP_PREFIX}{tail}"
-            try:
-                return os.open(name, _TEMP_FLAGS, 0o600, dir_fd=dir_fd), name
-            except FileExistsError:
-                continue
-    raise FileExistsError(errno.EEXIST, "no free name for a temp file", _TEMP_PREFIX)
-
-
-def _stage(place: Place, data: bytes, mode: int | None) -> Place:
-    """Write `data` to a new temp file beside `place`, with the final permission bits; the temp file's place."""
-    fd, name = _temp_file(place.dir_fd)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fchmod(fd, mode if mode is not None else 0o644)
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(name, dir_fd=place.dir_fd)
-        raise
-    os.close(fd)
-    return Place(place.dir_fd, name)
-
-
 def _discard(staged: list[tuple[WriteOp, Place]], created_dirs: list[str], dirs: Dirs) -> None:
     for _, temp in staged:
         with contextlib.suppress(OSError):
@@ -319,70 +269,6 @@ def _discard(staged: list[tuple[WriteOp, Place]], created_dirs: list[str], dirs:
             dirs.forget(directory)
             above, name = os.path.split(directory)
             os.rmdir(name, dir_fd=dirs.fd(above))
-
-
-def _keep(target: Place, key: int, kept: dict[int, Place]) -> None:
-    """A hard link to the file at `target` that the patch replaces or deletes, beside it (in `kept`, under `key`),
-    to put that very file back if the patch fails; none where the file system or its protections refuse one (the
-    bytes are restored then)."""
-    for _ in range(_NAMED_TRIES):
-        name = f"{_TEMP_PREFIX}{_PID[0]}-{next(_COUNTER)}"
-        try:
-            os.link(target.name, name, src_dir_fd=target.dir_fd, dst_dir_fd=target.dir_fd, follow_symlinks=False)
-        except FileExistsError:
-            continue
-        except OSError:
-            return
-        kept[key] = Place(target.dir_fd, name)
-        return
-
-
-def _drop(kept: dict[int, Place]) -> None:
-    for backup in kept.values():
-        with contextlib.suppress(OSError):
-            os.unlink(backup.name, dir_fd=backup.dir_fd)
-    kept.clear()
-
-
-def _rollback(done: list[WriteOp], root: Path, kept: dict[int, Place], dirs: Dirs) -> list[str]:
-    """Undo the rewritten, replaced and deleted files, newest first (a file `kept` linked is moved back whole);
-    return the paths that could not be restored."""
-    failed: list[str] = []
-    for op in reversed(done):
-        try:
-            target = dirs.place(op.path)
-            backup = kept.pop(id(op), None)
-            if backup is not None:
-                try:
-                    os.replace(backup.name, target.name, src_dir_fd=backup.dir_fd, dst_dir_fd=target.dir_fd)
-                    continue
-                except OSError:
-                    kept[id(op)] = backup  # removed with the others; the bytes are put back instead
-            if op.original is None:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(target.name, dir_fd=target.dir_fd)
-            else:
-                _restore(target, op.original, op.original_mode)
-        except OSError:
-            failed.append(op.path.relative_to(root).as_posix())
-    return failed
-
-
-def _restore(place: Place, data: bytes, mode: int | None) -> None:
-    """Put `data` back: in place where the file still opens for it, else (or if that fails midway) from a temp file."""
-    try:
-        fd = rewrite.open_to_rewrite(place, None)
-    except OSError:
-        fd = None
-    if fd is not None:
-        try:
-            rewrite.overwrite(fd, data, mode)
-            return
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-    _replace_from_temp(place, data, mode)
 
 
 def _remove_empty_parents(directories: set[str], root: str, dirs: Dirs) -> None:

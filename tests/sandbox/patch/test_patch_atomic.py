@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.errors import PatchError, WriteFailed
-from sandbox.patch import apply_patch, rewrite, write
+from sandbox.patch import apply_patch, backup, rewrite, write
 from sandbox.patch.apply import drop_stale_bytecode
 from sandbox.patch.dirs import Dirs, Place
 
@@ -119,7 +119,7 @@ def test_a_restore_that_fails_in_place_is_made_from_a_temp_file(three: Path, has
 def test_a_file_swapped_for_a_copy_with_the_same_size_and_time_counts_as_changed(
     three: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    real_stage = write._stage
+    real_stage = backup.stage
 
     def swap_b(place: Place, data: bytes, mode: int | None) -> Place:
         b = three / "b.txt"
@@ -129,7 +129,7 @@ def test_a_file_swapped_for_a_copy_with_the_same_size_and_time_counts_as_changed
         os.replace(three / "b.new", b)
         return real_stage(place, data, mode)
 
-    monkeypatch.setattr(write, "_stage", swap_b)
+    monkeypatch.setattr(backup, "stage", swap_b)
     with pytest.raises(PatchError, match=r"b\.txt changed on disk"):
         apply_patch(three, THREE_FILES)
     assert (three / "b.txt").read_text() == "x\n"
@@ -277,14 +277,14 @@ def test_the_links_kept_during_a_patch_are_gone_after_it(three: Path):
 
 def test_failure_while_staging_changes_nothing(three: Path, hash_tree: HashTree, monkeypatch):
     before = hash_tree(three)
-    real_stage = write._stage
+    real_stage = backup.stage
 
     def failing_stage(place: Place, data: bytes, mode: int | None) -> Place:
         if place.name == "c.txt":
             raise OSError(122, "Disk quota exceeded")
         return real_stage(place, data, mode)
 
-    monkeypatch.setattr(write, "_stage", failing_stage)
+    monkeypatch.setattr(backup, "stage", failing_stage)
     with pytest.raises(WriteFailed, match=r"could not write new/c\.txt .*nothing was changed"):
         apply_patch(three, THREE_FILES)
     assert hash_tree(three) == before
@@ -293,14 +293,14 @@ def test_failure_while_staging_changes_nothing(three: Path, hash_tree: HashTree,
 def test_file_changed_by_another_writer_during_the_patch_is_not_clobbered(
     three: Path, hash_tree: HashTree, monkeypatch
 ):
-    real_stage = write._stage
+    real_stage = backup.stage
 
     def stage_while_someone_edits(place: Place, data: bytes, mode: int | None) -> Place:
         if place.name == "c.txt":
             (three / "b.txt").write_text("edited by someone else, longer\n")
         return real_stage(place, data, mode)
 
-    monkeypatch.setattr(write, "_stage", stage_while_someone_edits)
+    monkeypatch.setattr(backup, "stage", stage_while_someone_edits)
     with pytest.raises(PatchError, match=r"b\.txt changed on disk while the patch was being planned"):
         apply_patch(three, THREE_FILES)
     assert (three / "a.txt").read_text() == "a\n"
@@ -420,7 +420,7 @@ def test_only_the_bytecode_of_the_changed_python_files_is_dropped(tmp_path: Path
     assert sorted(p.name for p in cache.iterdir()) == sorted(kept)
 
 
-@pytest.mark.parametrize("taken", [1, write._NAMED_TRIES])
+@pytest.mark.parametrize("taken", [1, backup.NAMED_TRIES])
 def test_temp_names_already_taken_are_passed_over_never_followed_or_reused(
     three: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, taken: int
 ):
@@ -428,9 +428,9 @@ def test_temp_names_already_taken_are_passed_over_never_followed_or_reused(
 
     outside = tmp_path_factory.mktemp("outside") / "victim.txt"
     outside.write_text("untouched\n")
-    monkeypatch.setattr(write, "_COUNTER", itertools.count())
-    pid = write._PID[0]
-    planted = [three / f"{write._TEMP_PREFIX}{pid}-{n}" for n in range(taken)]
+    monkeypatch.setattr(backup, "_COUNTER", itertools.count())
+    pid = backup._PID[0]
+    planted = [three / f"{backup.TEMP_PREFIX}{pid}-{n}" for n in range(taken)]
     for link in planted:
         link.symlink_to(outside)  # a planted link where the next temp file would go
     apply_patch(three, THREE_FILES + "--- /dev/null\n+++ b/fresh.txt\n@@ -0,0 +1 @@\n+f\n")
@@ -439,5 +439,5 @@ def test_temp_names_already_taken_are_passed_over_never_followed_or_reused(
     assert (three / "fresh.txt").read_text() == "f\n"  # staged beside the planted links
     assert outside.read_text() == "untouched\n"
     assert all(link.is_symlink() and link.resolve() == outside for link in planted)
-    left = [p for p in three.rglob("*") if p.name.startswith(write._TEMP_PREFIX) and p not in planted]
+    left = [p for p in three.rglob("*") if p.name.startswith(backup.TEMP_PREFIX) and p not in planted]
     assert left == []
